@@ -1,0 +1,109 @@
+"""Load a :class:`~mrtpo_sdk.task.Task` from a Python file: ``tasks/sql.py`` or ``tasks/sql.py@name``.
+
+The file is imported as a module (its folder is put first on ``sys.path`` while it imports, so a task file can
+import its neighbours); the tasks it declares are the module-level variables holding a ``Task``. With one task,
+that task is used; with several, ``file.py@variable`` (or ``@task-name``) picks one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from .errors import TaskLoadError
+from .task import Task
+
+__all__ = ["load_task", "find_tasks", "split_task_spec"]
+
+
+def split_task_spec(spec: str) -> tuple[Path, str | None]:
+    """``"dir/file.py@name"`` -> ``(Path("dir/file.py"), "name")``; no ``@`` -> name ``None``."""
+    text = str(spec)
+    if "@" in text and not text.endswith(".py"):
+        path, _, name = text.rpartition("@")
+        return Path(path), name or None
+    return Path(text), None
+
+
+def _import_file(path: Path):
+    mod_name = "mrtpo_task_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise TaskLoadError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(mod_name, None)
+        raise TaskLoadError(f"{exc.filename or path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}") from exc
+    except Exception as exc:
+        sys.modules.pop(mod_name, None)
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+        line = f":{frames[-1].lineno}" if frames else ""
+        raise TaskLoadError(
+            f"{path}{line}: importing the task file raised {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    return module
+
+
+def find_tasks(path: str | Path) -> dict[str, Task]:
+    """All tasks declared at module level in ``path``, keyed by variable name (imports the file).
+
+    Raises:
+        TaskLoadError: the file is missing, not a ``.py`` file, or fails to import.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise TaskLoadError(f"{path}: no such file; pass a task file such as tasks/sql.py")
+    if path.is_dir():
+        raise TaskLoadError(f"{path}: is a folder; pass one task file such as {path}/sql.py")
+    if path.suffix != ".py":
+        raise TaskLoadError(f"{path}: a task file is a Python file ending in .py")
+    module = _import_file(path)
+    found: dict[str, Task] = {}
+    seen: set[int] = set()
+    for var, value in vars(module).items():
+        if isinstance(value, Task) and id(value) not in seen and not var.startswith("_"):
+            found[var] = value
+            seen.add(id(value))
+    return found
+
+
+def load_task(spec: str | Path) -> Task:
+    """The task named by ``spec`` (``file.py`` or ``file.py@name``).
+
+    Raises:
+        TaskLoadError: one line saying what is wrong: missing file, import error (with line), no task, several
+            tasks and no ``@name``, or an unknown ``@name``.
+    """
+    path, name = split_task_spec(str(spec))
+    tasks = find_tasks(path)
+    if not tasks:
+        raise TaskLoadError(
+            f"{path}: declares no Task; assign one at module level, e.g. task = Task(name=..., examples=..., "
+            f"prompt=..., verifiers=[...])"
+        )
+    if name is not None:
+        if name in tasks:
+            return tasks[name]
+        by_task_name = [t for t in tasks.values() if t.name == name]
+        if len(by_task_name) == 1:
+            return by_task_name[0]
+        raise TaskLoadError(f"{path}: no task named {name!r}; it declares {', '.join(sorted(tasks))}")
+    if len(tasks) > 1:
+        choices = ", ".join(f"{path}@{n}" for n in sorted(tasks))
+        raise TaskLoadError(f"{path}: declares {len(tasks)} tasks; pick one: {choices}")
+    return next(iter(tasks.values()))

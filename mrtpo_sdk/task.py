@@ -1,0 +1,240 @@
+"""Tasks: where examples come from, the rollout prompt, the verifiers, and how blocks enter the replay contexts.
+
+.. code-block:: python
+
+    task = Task(
+        name="sql",
+        examples=load_examples,            # fn(split, data=None) -> list of examples, or a list
+        prompt=rollout_prompt,             # fn(example) -> chat messages or text: P_0
+        verifiers=[sql_format, executes, execution_match],
+        reference=reference_completion,    # fn(example) -> the reference completion in the policy's format
+    )
+
+Replay contexts (spec §3):
+
+* ``block_placement="append"`` (default): ``P_all = P_0 ⊕ Z_1 ⊕ … ⊕ Z_K`` — the non-empty blocks are appended,
+  in verifier order, after the prompt (to the last user message of a chat prompt), separated by
+  ``block_separator``; ``P_\\k`` leaves block k out.
+* ``block_placement="in-prompt"``: the information is already in the prompt (instruction constraints):
+  ``P_all = P_0`` and ``P_\\k = prompt_without(example, verifier_name)``, the prompt rebuilt without constraint k.
+
+Examples may be mappings or objects; each needs an ``id`` (``example["id"]`` or ``example.id``), unique in a split.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from .errors import MRTPOError
+from .verifier import Result, Verifier
+
+__all__ = ["Task", "Prompt", "Messages", "example_id"]
+
+Messages = list[dict[str, str]]
+Prompt = Union[str, Messages]
+BlockPlacement = Literal["append", "in-prompt"]
+
+
+def example_id(example: Any) -> str:
+    """The id of an example (``example["id"]`` or ``example.id``) as a string.
+
+    Raises:
+        MRTPOError: the example has no id.
+    """
+    if isinstance(example, Mapping):
+        if "id" in example:
+            return str(example["id"])
+    elif hasattr(example, "id"):
+        return str(example.id)
+    raise MRTPOError(
+        f"example {str(example)[:80]!r} has no 'id'; give every example a unique id (a key 'id' or an attribute .id)"
+    )
+
+
+@dataclass
+class Task:
+    """A multi-reward task.
+
+    Args:
+        name: the task's name (used in cache keys, logs and error messages).
+        examples: a sequence of examples, or ``fn(split, data=None)`` returning one; ``data`` is the user's
+            ``--data PATH`` override (``None`` means the task's bundled data).
+        prompt: ``fn(example) -> str | list[{"role", "content"}]``: the rollout prompt ``P_0`` (spec "Setting").
+        verifiers: the rewards, one :class:`Verifier` each, in a fixed order (index ``k``).
+        reference: ``fn(example) -> str``: a reference completion in the policy's output format. Used to warm-start
+            the embedded default policy and by ``lint``/``check``; optional for training a real model.
+        block_placement: ``"append"`` or ``"in-prompt"`` (see module docstring).
+        prompt_without: for ``"in-prompt"``: ``fn(example, verifier_name) -> prompt`` without that constraint.
+        block_separator: text placed between the prompt and each appended block.
+        description: one line shown by the CLI.
+
+    Raises:
+        MRTPOError: a field is missing or of the wrong type; the message names it.
+    """
+
+    name: str
+    examples: Sequence[Any] | Callable[..., Iterable[Any]]
+    prompt: Callable[[Any], Prompt]
+    verifiers: Sequence[Verifier]
+    reference: Callable[[Any], str] | None = None
+    block_placement: BlockPlacement = "append"
+    prompt_without: Callable[[Any, str], Prompt] | None = None
+    block_separator: str = "\n\n"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"Task {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise MRTPOError("Task(name=...) must be a non-empty string")
+        if not callable(self.prompt):
+            raise MRTPOError(f"{where}: prompt must be a function example -> chat messages or text")
+        self.verifiers = list(self.verifiers)
+        if not self.verifiers:
+            raise MRTPOError(f"{where}: verifiers is empty; declare at least one Verifier")
+        for i, v in enumerate(self.verifiers):
+            if not isinstance(v, Verifier):
+                raise MRTPOError(
+                    f"{where}: verifiers[{i}] is {type(v).__name__}, not a Verifier; decorate the function with "
+                    f"@verifier"
+                )
+        names = [v.name for v in self.verifiers]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise MRTPOError(f"{where}: verifier names must be unique; {dup} appear twice (pass name=...)")
+        if self.block_placement not in ("append", "in-prompt"):
+            raise MRTPOError(f"{where}: block_placement must be 'append' or 'in-prompt', got {self.block_placement!r}")
+        if self.block_placement == "in-prompt" and self.prompt_without is None:
+            raise MRTPOError(
+                f"{where}: block_placement='in-prompt' needs prompt_without(example, verifier_name) that rebuilds "
+                f"the prompt without that constraint"
+            )
+        if not (callable(self.examples) or isinstance(self.examples, Sequence)):
+            raise MRTPOError(f"{where}: examples must be a list of examples or a function fn(split, data=None)")
+
+    # ------------------------------------------------------------------ examples
+    @property
+    def verifier_names(self) -> list[str]:
+        return [v.name for v in self.verifiers]
+
+    @property
+    def weights(self) -> list[float]:
+        return [v.weight for v in self.verifiers]
+
+    def load_examples(self, split: str = "train", data: str | Path | None = None) -> list[Any]:
+        """The examples of ``split``, checked: non-empty, every example has a unique id.
+
+        Raises:
+            MRTPOError: no examples, a missing or duplicate id, or ``data`` given to a task that takes none.
+        """
+        if callable(self.examples):
+            params = inspect.signature(self.examples).parameters
+            kwargs: dict[str, Any] = {}
+            if "split" in params:
+                kwargs["split"] = split
+            if "data" in params:
+                kwargs["data"] = data
+            elif data is not None:
+                raise MRTPOError(f"task {self.name!r} does not take --data (its examples function has no 'data')")
+            examples = list(self.examples(**kwargs))
+        else:
+            if data is not None:
+                raise MRTPOError(f"task {self.name!r} has fixed examples; it does not take --data")
+            examples = list(self.examples)
+        if not examples:
+            raise MRTPOError(f"task {self.name!r}: split {split!r} has no examples")
+        seen: set[str] = set()
+        for ex in examples:
+            eid = example_id(ex)
+            if eid in seen:
+                raise MRTPOError(f"task {self.name!r}: example id {eid!r} appears twice in split {split!r}")
+            seen.add(eid)
+        return examples
+
+    # ------------------------------------------------------------------ prompts
+    def rollout_prompt(self, example: Any) -> Prompt:
+        """``P_0`` for ``example``, validated (text, or a non-empty list of role/content messages)."""
+        return _check_prompt(self.prompt(example), f"task {self.name!r}, prompt(example {example_id(example)!r})")
+
+    def reference_completion(self, example: Any) -> str:
+        """The reference completion for ``example``.
+
+        Raises:
+            MRTPOError: the task declares no ``reference``.
+        """
+        if self.reference is None:
+            raise MRTPOError(
+                f"task {self.name!r} declares no reference=fn(example) -> completion; the embedded default policy "
+                f"is warm-started on references (or pass --model)"
+            )
+        out = self.reference(example)
+        if not isinstance(out, str):
+            raise MRTPOError(f"task {self.name!r}: reference(example) returned {type(out).__name__}, not str")
+        return out
+
+    def replay_prompts(self, example: Any, blocks: Sequence[str], k: int) -> tuple[Prompt, Prompt]:
+        """The two replay contexts for reward ``k`` (spec §3): ``(P_all, P_\\k)``.
+
+        Args:
+            example: the example.
+            blocks: the K blocks of this response, in verifier order (``""`` = no information).
+            k: the reward left out.
+
+        Returns:
+            ``(P_all, P_without_k)``, each text or chat messages like ``P_0``.
+        """
+        if len(blocks) != len(self.verifiers):
+            raise ValueError(f"expected {len(self.verifiers)} blocks, got {len(blocks)}")
+        p0 = self.rollout_prompt(example)
+        if self.block_placement == "in-prompt":
+            assert self.prompt_without is not None
+            without = _check_prompt(
+                self.prompt_without(example, self.verifiers[k].name),
+                f"task {self.name!r}, prompt_without(example {example_id(example)!r}, {self.verifiers[k].name!r})",
+            )
+            return p0, without
+        p_all = self.with_blocks(p0, blocks)
+        p_wo = self.with_blocks(p0, [b if j != k else "" for j, b in enumerate(blocks)])
+        return p_all, p_wo
+
+    def with_blocks(self, prompt: Prompt, blocks: Sequence[str]) -> Prompt:
+        """``prompt ⊕ blocks``: the non-empty blocks appended in order as plain text (spec §3)."""
+        extra = "".join(self.block_separator + b for b in blocks if b)
+        if not extra:
+            return prompt
+        if isinstance(prompt, str):
+            return prompt + extra
+        messages = [dict(m) for m in prompt]
+        for m in reversed(messages):
+            if m.get("role") == "user":
+                m["content"] = m["content"] + extra
+                break
+        else:
+            messages.append({"role": "user", "content": extra.lstrip()})
+        return messages
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, example: Any, completion: str) -> list[Result | None]:
+        """Run every verifier on one completion; ``None`` entries mean "not applicable".
+
+        Raises:
+            VerifierError / VerifierContractError: see :meth:`Verifier.score`.
+        """
+        eid = example_id(example)
+        return [v.score(example, completion, task=self.name, example_id=eid) for v in self.verifiers]
+
+
+def _check_prompt(p: Any, where: str) -> Prompt:
+    if isinstance(p, str):
+        return p
+    if isinstance(p, list) and p and all(
+        isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in p
+    ):
+        return [dict(m) for m in p]
+    raise MRTPOError(
+        f"{where} returned {type(p).__name__}; a prompt is text or a non-empty list of "
+        f"{{'role': str, 'content': str}} messages"
+    )

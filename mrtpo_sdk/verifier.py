@@ -1,0 +1,194 @@
+"""Verifiers: one reward and one information block per call.
+
+A verifier is a plain function ``fn(example, completion) -> Result | None`` wrapped by :func:`verifier`:
+
+.. code-block:: python
+
+    from mrtpo_sdk import Result, verifier
+
+    @verifier(kind="feedback")
+    def executes(example, completion):
+        run = execute(example.db_path, extract_sql(completion).query)
+        return Result(reward=float(run.ok), block=run.error)   # "" when the query ran: no information
+
+Contract (spec "Setting"; seed 001, "Writing a block"):
+
+* it returns exactly one :class:`Result` (or a ``(reward, block)`` pair), whose ``reward`` is a finite float
+  and whose ``block`` is a ``str`` (``""`` means "no information");
+* it returns ``None`` when the reward does not apply to this example: the pair is skipped in that reward's group
+  statistics (as TRL does with ``None``), never scored 0;
+* an exception inside it is surfaced as :class:`~mrtpo_sdk.errors.VerifierError` naming the task, the verifier and
+  the example id, never silently turned into a 0 reward.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+from .errors import VerifierContractError, VerifierError
+
+__all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS"]
+
+VerifierKind = Literal["format", "feedback", "reference", "constraint"]
+VERIFIER_KINDS: tuple[str, ...] = ("format", "feedback", "reference", "constraint")
+"""Roles a verifier can declare; the linter and the docs use them.
+
+* ``format``: checks the shape of the output; its block states the concrete format (tags, fences) it checks.
+* ``feedback``: its block is the verifier's own output for this response (e.g. the SQLite error), ``""`` if none.
+* ``reference``: its block is the example's reference answer, written in the policy's output format.
+* ``constraint``: one instruction constraint; with ``block_placement="in-prompt"`` the block is the constraint's
+  sentence in the prompt.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a verifier returns for one (example, completion).
+
+    Attributes:
+        reward: the reward, a finite float (usually in [0, 1]).
+        block: the information block ``Z_k(i)``: a short plain-text statement of what this verifier checks for
+            this example and this response. ``""`` means no information (the pair is then never replayed).
+    """
+
+    reward: float
+    block: str = ""
+
+
+class Verifier:
+    """One reward of a task: a function ``fn(example, completion) -> Result | None`` plus its metadata.
+
+    Args:
+        fn: the scoring function. Called with the example (as the task's ``examples`` yields it) and the sampled
+            completion text.
+        name: the reward's name in logs and metrics; defaults to ``fn.__name__``.
+        weight: ``w_k`` in spec §1; ``0`` means logged, not rewarded (never replayed either).
+        kind: the verifier's role, one of :data:`VERIFIER_KINDS` (or ``None``).
+
+    Raises:
+        TypeError: ``fn`` is not callable.
+        ValueError: a non-finite or negative weight, or an unknown ``kind``.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any, str], Any],
+        *,
+        name: str | None = None,
+        weight: float = 1.0,
+        kind: VerifierKind | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"a verifier wraps a function fn(example, completion); got {type(fn).__name__}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        if not self.name.isidentifier():
+            raise ValueError(f"verifier name {self.name!r} must be a Python identifier (it names a metric)")
+        if not isinstance(weight, numbers.Real) or not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"verifier {self.name!r}: weight must be a finite float >= 0, got {weight!r}")
+        self.weight = float(weight)
+        if kind is not None and kind not in VERIFIER_KINDS:
+            raise ValueError(f"verifier {self.name!r}: kind must be one of {VERIFIER_KINDS}, got {kind!r}")
+        self.kind = kind
+        self.__doc__ = getattr(fn, "__doc__", None)
+        try:
+            self.source_file: str | None = inspect.getsourcefile(fn)
+            self.source_line: int | None = inspect.getsourcelines(fn)[1]
+        except (TypeError, OSError):
+            self.source_file, self.source_line = None, None
+
+    def __repr__(self) -> str:
+        return f"Verifier({self.name!r}, weight={self.weight}, kind={self.kind!r})"
+
+    def __call__(self, example: Any, completion: str) -> Any:
+        """Call the wrapped function as is (no validation); use :meth:`score` in the trainer."""
+        return self.fn(example, completion)
+
+    def score(self, example: Any, completion: str, *, task: str = "?", example_id: str = "?") -> Result | None:
+        """Run the verifier and check its contract.
+
+        Returns:
+            a :class:`Result` with a finite float reward and a str block, or ``None`` (not applicable).
+
+        Raises:
+            VerifierError: the verifier raised; the message names task, verifier and example id.
+            VerifierContractError: it returned several rewards/blocks, a non-finite reward, or a non-str block.
+        """
+        where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}"
+        try:
+            out = self.fn(example, completion)
+        except Exception as exc:  # surfaced, never scored 0
+            raise VerifierError(
+                f"{where}: the verifier raised {type(exc).__name__}: {exc} "
+                f"(fix the verifier, or return None when the reward does not apply)",
+                task=task,
+                verifier=self.name,
+                example_id=example_id,
+            ) from exc
+        return _normalize(out, where, task=task, verifier=self.name, example_id=example_id)
+
+
+def _normalize(out: Any, where: str, **ids: str) -> Result | None:
+    if out is None:
+        return None
+    if isinstance(out, Result):
+        reward, block = out.reward, out.block
+    elif isinstance(out, tuple) and len(out) == 2 and not isinstance(out[1], numbers.Real):
+        reward, block = out
+    elif isinstance(out, (list, tuple, dict, set)):
+        raise VerifierContractError(
+            f"{where}: returned a {type(out).__name__} of {len(out)} values; a verifier returns one "
+            f"Result(reward, block) (or None when not applicable) — split several rewards into several verifiers",
+            **ids,
+        )
+    else:
+        raise VerifierContractError(
+            f"{where}: returned {type(out).__name__} {out!r:.60}; a verifier returns Result(reward, block) or None",
+            **ids,
+        )
+    if isinstance(reward, bool):
+        reward = float(reward)
+    if not isinstance(reward, numbers.Real):
+        raise VerifierContractError(
+            f"{where}: reward is {type(reward).__name__} {reward!r:.60}; it must be one float "
+            f"(a verifier may not return several rewards)",
+            **ids,
+        )
+    reward = float(reward)
+    if not math.isfinite(reward):
+        raise VerifierContractError(
+            f"{where}: reward is {reward}; rewards must be finite (return None when the reward does not apply)",
+            **ids,
+        )
+    if not isinstance(block, str):
+        raise VerifierContractError(
+            f"{where}: block is {type(block).__name__}, not str; a verifier returns one block "
+            f"(\"\" when it has no information)",
+            **ids,
+        )
+    return Result(reward=reward, block=block)
+
+
+@overload
+def verifier(fn: Callable[[Any, str], Any], /) -> Verifier: ...
+@overload
+def verifier(
+    *, name: str | None = None, weight: float = 1.0, kind: VerifierKind | None = None
+) -> Callable[[Callable[[Any, str], Any]], Verifier]: ...
+
+
+def verifier(fn=None, /, *, name=None, weight=1.0, kind=None):
+    """Decorator turning ``fn(example, completion)`` into a :class:`Verifier`; works bare or with arguments.
+
+    ``@verifier`` or ``@verifier(kind="reference", weight=1.0, name="match")``.
+    """
+
+    def wrap(f: Callable[[Any, str], Any]) -> Verifier:
+        return Verifier(f, name=name, weight=weight, kind=kind)
+
+    return wrap(fn) if fn is not None else wrap
