@@ -1,0 +1,172 @@
+"""Token relevance: Jensen-Shannon distance between two next-token distributions. Source: spec §4,
+seed 003 ("JS compares full vocabulary distributions, not just the sampled token probability").
+
+For each completion position t, ``p = p_t^{all}`` (behavior policy under ``P_all``) and ``m = p_t^{\\k}``
+(under ``P_\\k``) are full-vocabulary distributions and
+
+    JS(p || m) = 1/2 KL(p || M) + 1/2 KL(m || M),   M = (p + m) / 2     (natural log)
+    q_{k,t}    = sqrt(JS / ln 2)  in [0, 1]
+
+Numerics. With ``x_v = log p_v - log m_v`` and ``a_v = |x_v| / 2`` the JS divergence equals
+``1/2 * sum_v M_v h(a_v)`` where ``h(a) = 2 a tanh(a) - 2 log cosh(a) >= 0`` is the per-entry contribution
+``(1+d) log(1+d) + (1-d) log(1-d)``, ``d = tanh(a) = (p-m)/(p+m)``. Every summand is non-negative, so the
+vocabulary sum has no cancellation, and ``h`` is evaluated without catastrophic cancellation
+(``log cosh a = log1p(2 sinh(a/2)^2)`` for ``a <= 1``; ``h = 2 ln2 - 2 log1p(e^{-2a}) - 4a e^{-2a}/(1+e^{-2a})``
+for ``a > 1``). Nearly identical distributions therefore get an accurate small q instead of a
+``sqrt(rounding noise)`` floor (≈3e-4 in float32 with the textbook formula). ``M`` is formed in log space
+(``logaddexp``); entries with ``p_v = m_v = 0`` (both logits ``-inf``, a masked vocabulary entry) contribute 0;
+entries with exactly one of them zero contribute ``M_v * 2 ln 2``. JS is clamped to ``[0, ln 2]`` before the
+square root, and rows with identical logits (or identical log-probabilities) return exactly 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from ._checks import as_bool_mask, compute_dtype, require_float, require_float_scalar, require_tensor
+
+__all__ = ["js_distance_from_logits", "chunked_js_distance"]
+
+_LN2 = math.log(2.0)
+
+
+def _js_from_logprobs(logp: Tensor, logm: Tensor) -> Tensor:
+    """JS divergence (nats) over the last dim of two log-probability tensors of the same shape/dtype."""
+    x = logp - logm  # NaN where both -inf, +-inf where exactly one is -inf
+    big_m = torch.exp(torch.logaddexp(logp, logm) - _LN2)
+    a = x.abs() * 0.5
+    small = a <= 1.0  # False for NaN / inf
+    zero = torch.zeros((), dtype=a.dtype, device=a.device)
+    a_s = torch.where(small, a, zero)
+    sh = torch.sinh(a_s * 0.5)
+    h_small = 2.0 * a_s * torch.tanh(a_s) - 2.0 * torch.log1p(2.0 * sh * sh)
+    a_l = torch.where(small | ~torch.isfinite(a), torch.full_like(a, 2.0), a)
+    e = torch.exp(-2.0 * a_l)
+    h_large = 2.0 * _LN2 - 2.0 * torch.log1p(e) - 4.0 * a_l * e / (1.0 + e)
+    h = torch.where(small, h_small, h_large)
+    h = torch.where(torch.isinf(a), torch.full_like(a, 2.0 * _LN2), h)
+    term = torch.where(big_m > 0, big_m * h, zero)
+    return 0.5 * term.sum(dim=-1)
+
+
+def _q_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: float, cdt: torch.dtype) -> Tensor:
+    same = (logits_p == logits_m).all(dim=-1)
+    lp = torch.log_softmax(logits_p.to(cdt) / temperature, dim=-1)
+    lm = torch.log_softmax(logits_m.to(cdt) / temperature, dim=-1)
+    same = same | (lp == lm).all(dim=-1)
+    js = _js_from_logprobs(lp, lm)
+    if js.numel() and bool(torch.isnan(js).any()):
+        raise ValueError("logits contain NaN/+inf, or a row is entirely -inf (no valid distribution)")
+    q = torch.sqrt(js.clamp(0.0, _LN2) / _LN2).clamp(0.0, 1.0)
+    return torch.where(same, torch.zeros_like(q), q)
+
+
+def js_distance_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: float = 1.0) -> Tensor:
+    """Jensen-Shannon distance ``q = sqrt(JS(p || m) / ln 2)`` between ``softmax(logits_p / temperature)`` and
+    ``softmax(logits_m / temperature)`` over the full last dimension. Source: spec §4.
+
+    Args:
+        logits_p: ``(..., V)`` floating logits under ``P_all`` (any float dtype). ``-inf`` entries are allowed
+            (masked vocabulary) as long as each row keeps at least one finite entry.
+        logits_m: ``(..., V)`` floating logits under ``P_\\k``, same shape as ``logits_p``.
+        temperature: positive sampling temperature; logits are divided by it before ``log_softmax``.
+
+    Returns:
+        ``(...)`` tensor of q in ``[0, 1]`` (dimensionless; 1 = disjoint supports). dtype float64 if either input
+        is float64, else float32 (log-softmax is always computed in at least float32). Exactly 0.0 for rows whose
+        logits (or log-probabilities) are identical. No gradient is intended (the behavior policy is frozen),
+        but the function is differentiable where defined.
+
+    Raises:
+        ValueError: shapes differ, rank 0, empty vocabulary, non-float input, non-positive temperature, NaN/+inf
+            logits or an all ``-inf`` row.
+
+    Memory: several ``(..., V)`` temporaries in the compute dtype; use :func:`chunked_js_distance` for long
+    sequences with large vocabularies.
+    """
+    require_float("logits_p", logits_p)
+    require_float("logits_m", logits_m)
+    if logits_p.shape != logits_m.shape:
+        raise ValueError(f"logits_p and logits_m must have the same shape, got {tuple(logits_p.shape)} "
+                         f"and {tuple(logits_m.shape)}")
+    if logits_p.dim() < 1 or logits_p.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (..., V) with V >= 1, got {tuple(logits_p.shape)}")
+    temperature = require_float_scalar("temperature", temperature, lo=0.0, lo_open=True)
+    cdt = compute_dtype(logits_p, logits_m)
+    return _q_from_logits(logits_p, logits_m.to(logits_p.device), temperature, cdt)
+
+
+def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
+                        project: Callable[[Tensor], Tensor] | None,
+                        chunk_size: int = 256, temperature: float = 1.0) -> Tensor:
+    """Per-token JS distance from final hidden states, projecting to logits ``chunk_size`` tokens at a time.
+    Source: spec §4 (full-vocabulary JS), memory-bounded.
+
+    Only the valid positions (``mask`` True) are gathered; each chunk of at most ``chunk_size`` of them is
+    projected with ``project`` under ``torch.no_grad()`` and reduced to q immediately, so peak extra memory is
+    ``O(chunk_size * V)`` (a few ``(chunk_size, V)`` float32/64 temporaries), never ``O(B * T * V)``.
+
+    Args:
+        hidden_p: ``(B, T, H)`` final hidden states of the frozen behavior policy under ``P_all``, at the positions
+            that predict completion token t (i.e. already shifted by one relative to the completion tokens).
+        hidden_m: ``(B, T, H)`` the same under ``P_\\k``.
+        mask: ``(B, T)`` bool or 0/1 integer tensor, True at valid completion tokens.
+        project: maps ``(n, H) -> (n, V)`` logits (the LM head, including any logit scaling / soft-capping the
+            model applies). ``None`` means identity: then ``hidden_p`` / ``hidden_m`` are already logits
+            ``(B, T, V)`` and only the chunked reduction is performed.
+        chunk_size: positive number of tokens per projection.
+        temperature: positive sampling temperature applied to the logits.
+
+    Returns:
+        ``(B, T)`` q in ``[0, 1]``, 0 at padding positions; float64 iff the hidden inputs are float64, else
+        float32. No autograd graph is kept. Equal to :func:`js_distance_from_logits` on the full logits, and
+        independent of ``chunk_size``.
+
+    Raises:
+        ValueError: shape mismatches, bad mask values, non-positive ``chunk_size`` / ``temperature``, a
+            ``project`` output that is not ``(n, V)``, or invalid logits (see :func:`js_distance_from_logits`).
+    """
+    require_float("hidden_p", hidden_p)
+    require_float("hidden_m", hidden_m)
+    if hidden_p.dim() != 3 or hidden_p.shape != hidden_m.shape:
+        raise ValueError(f"hidden_p and hidden_m must both have shape (B, T, H), got {tuple(hidden_p.shape)} "
+                         f"and {tuple(hidden_m.shape)}")
+    b, t, hdim = hidden_p.shape
+    valid = as_bool_mask("mask", mask, (b, t), "(B, T)").to(hidden_p.device)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    temperature = require_float_scalar("temperature", temperature, lo=0.0, lo_open=True)
+    if project is not None and not callable(project):
+        raise ValueError("project must be callable or None")
+    cdt = compute_dtype(hidden_p, hidden_m)
+    out = torch.zeros(b * t, dtype=cdt, device=hidden_p.device)
+    idx = valid.reshape(-1).nonzero(as_tuple=True)[0]
+    if idx.numel() == 0:
+        return out.reshape(b, t)
+    flat_p = hidden_p.reshape(b * t, hdim)
+    flat_m = hidden_m.to(hidden_p.device).reshape(b * t, hdim)
+    with torch.no_grad():
+        for start in range(0, idx.numel(), chunk_size):
+            sel = idx[start:start + chunk_size]
+            hp = flat_p.index_select(0, sel)
+            hm = flat_m.index_select(0, sel)
+            if project is None:
+                lp, lm = hp, hm
+            else:
+                lp, lm = project(hp), project(hm)
+                require_tensor("project(hidden)", lp)
+                require_tensor("project(hidden)", lm)
+                if lp.dim() != 2 or lp.shape[0] != sel.numel() or lp.shape != lm.shape:
+                    raise ValueError(f"project must map (n, H) -> (n, V); got {tuple(lp.shape)} and "
+                                     f"{tuple(lm.shape)} for n={sel.numel()}")
+                require_float("project(hidden)", lp)
+                require_float("project(hidden)", lm)
+            if lp.shape[-1] < 1:
+                raise ValueError("project produced an empty vocabulary (V = 0)")
+            q = _q_from_logits(lp, lm, temperature, compute_dtype(lp, lm))
+            out.index_copy_(0, sel, q.to(cdt))
+    return out.reshape(b, t)
