@@ -1,0 +1,218 @@
+"""The ``mrtpo-sdk`` command line.
+
+``mrtpo-sdk train TASK_FILE[@name] [--algo mrtpo|gdpo|grpo] [--model ID_OR_PATH] [--data PATH] [--config YAML]
+[--<any MRTPOConfig / GRPOConfig field> VALUE]``
+
+Exit status: 0 on success, 2 on a user mistake (one ``error:`` line naming what to fix), 1 on an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import MRTPOError
+
+__all__ = ["main", "EMBEDDED_POLICY_DEFAULTS"]
+
+# Training defaults when no --model is given: the embedded bootstrap policy on a laptop-class CPU.
+EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
+    "max_steps": 30,
+    "per_device_train_batch_size": 16,
+    "num_generations": 4,
+    "max_completion_length": 64,
+    "learning_rate": 5e-5,
+    "temperature": 1.0,
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "report_to": "none",
+    "bf16": False,
+    "disable_tqdm": True,
+    "beta_warmup_steps": 10,
+}
+# Defaults for a real model (--model): only what differs from TRL's.
+MODEL_DEFAULTS: dict[str, Any] = {"logging_steps": 1, "save_strategy": "no", "report_to": "none"}
+
+
+@dataclass
+class TrainScriptArguments:
+    """Arguments of ``mrtpo-sdk train`` that are not trainer settings."""
+
+    model: str | None = field(
+        default=None,
+        metadata={
+            "help": "Hugging Face model id or local path of the policy. Default: the embedded bootstrap policy "
+            "(a small model built and warm-started on this task's references, cached; for trying the SDK offline)."
+        },
+    )
+    data: str | None = field(
+        default=None, metadata={"help": "Point the task's loader at another dataset (e.g. a Spider/BIRD download)."}
+    )
+    rebuild_policy: bool = field(
+        default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
+    )
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="mrtpo-sdk",
+        description="Train language models with RL against several verifiable rewards, with MRTPO.",
+    )
+    parser.add_argument("--version", action="version", version=f"mrtpo-sdk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser(
+        "train",
+        help="train a policy on a task file",
+        add_help=False,
+        description="Train a policy on a task file with MRTPO (or GDPO/GRPO). Every MRTPOConfig/GRPOConfig field "
+        "is a flag; `mrtpo-sdk train TASK --help` lists them.",
+    )
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        parser.parse_args(argv or ["--help"])
+        return 0
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "train":
+            return train_command(rest)
+        parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
+        return 2
+    except MRTPOError as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("task", nargs="?")
+    pre.add_argument("--algo", default="mrtpo")
+    pre.add_argument("--model", default=None)
+    pre.add_argument("-h", "--help", action="store_true")
+    return pre.parse_known_args(rest)
+
+
+def train_command(rest: list[str]) -> int:
+    """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are."""
+    known, _ = _pre_parse(rest)
+    from .trainer import ALGORITHMS, MRTPOConfig  # heavy imports only for train
+
+    if known.algo not in ALGORITHMS:
+        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
+
+    from trl import TrlParser
+
+    hf_parser = TrlParser((TrainScriptArguments, MRTPOConfig), prog="mrtpo-sdk train TASK_FILE[@name]")
+    preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
+    if known.help or not known.task:
+        hf_parser.set_defaults(**preset)
+        if not known.help:
+            return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
+        hf_parser.print_help()
+        return 0
+
+    from .loader import load_task
+
+    task = load_task(known.task)
+    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    hf_parser.set_defaults(**preset)
+    flags = [a for a in rest if a != known.task]
+    try:
+        script_args, config = hf_parser.parse_args_and_config(flags)
+    except SystemExit as exc:  # argparse already printed the message
+        return int(exc.code or 2)
+    except (ValueError, FileNotFoundError) as exc:
+        return _error(str(exc))
+    return run_training(task, script_args, config)
+
+
+def run_training(task, script_args: TrainScriptArguments, config) -> int:
+    from .policy import DefaultPolicyConfig, default_policy
+    from .trainer import MRTPOTrainer
+    from .trainer.callbacks import RichProgressCallback, read_metrics
+
+    examples = task.load_examples("train", script_args.data)
+    model: Any = script_args.model
+    tokenizer = None
+    if model is None:
+        texts, sft_pairs = _policy_corpus(task, examples)
+        model, tokenizer, path = default_policy(
+            task.name,
+            texts,
+            sft_pairs,
+            config=DefaultPolicyConfig(seed=config.seed),
+            rebuild=script_args.rebuild_policy,
+            log=lambda msg: print(msg, flush=True),
+        )
+        print(f"policy: embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
+              f"parameters) from {path}", flush=True)
+    else:
+        print(f"policy: {model}", flush=True)
+    print(
+        f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
+        f"algo: {config.algo}; steps: {config.max_steps}; output: {config.output_dir}",
+        flush=True,
+    )
+    trainer = MRTPOTrainer(
+        task,
+        model,
+        config,
+        examples=examples,
+        processing_class=tokenizer,
+        callbacks=[RichProgressCallback(task.verifier_names)],
+    )
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # the progress bar shows the rewards; metrics.jsonl has every log
+    start = time.perf_counter()
+    trainer.train()
+    elapsed = time.perf_counter() - start
+    out = Path(config.output_dir)
+    if trainer.accelerator.is_main_process:
+        rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
+        print(f"trained {config.max_steps} steps in {elapsed:.0f} s")
+        for name in task.verifier_names:
+            key = f"rewards/{name}/mean"
+            vals = [r[key] for r in rows if r.get(key) is not None]
+            if vals:
+                print(f"  {name}: {vals[0]:.3f} -> {vals[-1]:.3f} (first -> last step mean)")
+        print(f"metrics: {out / 'metrics.jsonl'}")
+        if (out / "rewards.png").exists():
+            print(f"curves:  {out / 'rewards.png'}")
+        if (out / "samples.jsonl").exists():
+            print(f"samples: {out / 'samples.jsonl'}")
+    return 0
+
+
+def _policy_corpus(task, examples) -> tuple[list[str], list[tuple[list[dict], str]]]:
+    """Text the embedded tokenizer must cover, and the (prompt, reference) pairs of its warm start."""
+    texts: list[str] = []
+    pairs: list[tuple[list[dict], str]] = []
+    for ex in examples:
+        prompt = task.rollout_prompt(ex)
+        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        ref = task.reference_completion(ex)
+        texts.extend(m["content"] for m in messages)
+        texts.append(ref)
+        for result in task.score(ex, ref):
+            if result is not None and result.block:
+                texts.append(result.block)
+        pairs.append((messages, ref))
+    return texts, pairs
+
+
+def entrypoint() -> None:  # pragma: no cover - console script
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Training callbacks: ``metrics.jsonl``, the reward curves PNG, and a compact progress bar."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+__all__ = ["MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a ``metrics.jsonl`` file (one JSON object per logged step)."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+class MetricsJSONLCallback(TrainerCallback):
+    """Appends every training log (one per ``logging_steps``) to ``OUTPUT_DIR/metrics.jsonl`` on the main process.
+
+    Each row holds ``step`` and TRL's metrics: ``rewards/<verifier>/mean``, ``reward``, ``mrtpo/replayed_fraction``,
+    ``mrtpo/beta_n``, ``mrtpo/cap_factor``, ``time/generation``, ``time/scoring``, ``time/replay``, ``time/update``
+    (seconds), ``loss``, ...
+    """
+
+    def __init__(self, output_dir: Path) -> None:
+        self.path = Path(output_dir) / "metrics.jsonl"
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+            (self.path.parent / "samples.jsonl").unlink(missing_ok=True)  # a new run starts a new sample log
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        if not any(k.startswith("rewards/") for k in logs):
+            return  # the final train summary (train_runtime, ...) is not a step row
+        row = {"step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+class RewardPlotCallback(TrainerCallback):
+    """At the end of training, writes ``OUTPUT_DIR/rewards.png``: each reward's mean vs step (matplotlib)."""
+
+    def __init__(self, output_dir: Path, reward_names: list[str]) -> None:
+        self.output_dir = Path(output_dir)
+        self.reward_names = reward_names
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        metrics = self.output_dir / "metrics.jsonl"
+        if metrics.exists():
+            plot_rewards(read_metrics(metrics), self.reward_names, self.output_dir / "rewards.png")
+
+
+def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path) -> Path:
+    """Plot ``rewards/<name>/mean`` of each reward vs ``step`` into ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(reward_names), figsize=(4 * len(reward_names), 3.2), squeeze=False)
+    for ax, name in zip(axes[0], reward_names):
+        key = f"rewards/{name}/mean"
+        pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3)
+        ax.set_title(name)
+        ax.set_xlabel("step")
+        ax.set_ylabel("mean reward")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+class RichProgressCallback(TrainerCallback):
+    """A one-line progress bar (rich) with the latest mean of each reward and the replayed fraction."""
+
+    def __init__(self, reward_names: list[str]) -> None:
+        self.reward_names = reward_names
+        self.progress = None
+        self.task_id = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            transient=False,
+        )
+        self.progress.start()
+        self.task_id = self.progress.add_task("", total=state.max_steps)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.progress is not None:
+            self.progress.update(self.task_id, completed=state.global_step)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.progress is None or not logs:
+            return
+        parts = []
+        for name in self.reward_names:
+            v = logs.get(f"rewards/{name}/mean")
+            if isinstance(v, (int, float)):
+                parts.append(f"{name}={v:.2f}")
+        if isinstance(logs.get("mrtpo/replayed_fraction"), (int, float)):
+            parts.append(f"replayed={logs['mrtpo/replayed_fraction']:.0%}")
+        if parts:
+            self.progress.update(self.task_id, description=" ".join(parts))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None

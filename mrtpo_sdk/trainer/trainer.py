@@ -1,0 +1,275 @@
+"""`MRTPOTrainer`: TRL's `GRPOTrainer` with MRTPO per-token advantages.
+
+The subclass overrides as little as possible:
+
+* each task verifier becomes a TRL reward function (``None`` = not applicable, as in TRL); the blocks it returns
+  are kept beside the rewards for the replay;
+* :meth:`_generate_and_score_completions` lets TRL sample and score, then replaces TRL's advantages by ours:
+  GRPO / GDPO ``(B,)`` from :mod:`mrtpo_sdk.algorithms`, or MRTPO ``(B, T)`` after the behavior-policy replay.
+  TRL 1.16's loss accepts ``(B, T)`` advantages as they are.
+
+Distributed (``accelerate launch``): rewards are gathered, so group statistics are global; the replay runs on each
+rank's own completions; the cap's two sums and the token std are reduced across ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from trl import GRPOTrainer
+
+from ..algorithms import (
+    gdpo_advantages,
+    group_reward_advantages,
+    grpo_advantages,
+    mrtpo_token_advantages,
+    replay_pairs,
+    smoothstep_beta,
+)
+from ..errors import MRTPOError
+from ..replay import replay_relevance
+from ..task import Task, example_id
+from .callbacks import MetricsJSONLCallback, RewardPlotCallback
+from .config import MRTPOConfig
+
+__all__ = ["MRTPOTrainer", "task_dataset"]
+
+logger = logging.getLogger(__name__)
+
+
+def task_dataset(task: Task, examples: list[Any]) -> Dataset:
+    """The TRL training dataset of a task: columns ``prompt`` (``P_0``) and ``example_id``."""
+    return Dataset.from_list([{"prompt": task.rollout_prompt(ex), "example_id": example_id(ex)} for ex in examples])
+
+
+class MRTPOTrainer(GRPOTrainer):
+    """Train a policy on a :class:`~mrtpo_sdk.task.Task` with MRTPO, GDPO or GRPO (``args.algo``).
+
+    Args:
+        task: the task; its verifiers are the rewards, in order.
+        model: a model id/path or a ``PreTrainedModel`` (as for ``GRPOTrainer``).
+        args: an :class:`MRTPOConfig`.
+        examples: the training examples (default: ``task.load_examples("train", data)``).
+        data: the user's ``--data`` path, passed to the task's examples function.
+        processing_class, callbacks, peft_config: as for ``GRPOTrainer``.
+
+    Raises:
+        MRTPOError: a bad task or configuration (one line naming what to fix).
+        VerifierError: during training, a verifier raised (names task, verifier and example id).
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        model: Any,
+        args: MRTPOConfig,
+        examples: list[Any] | None = None,
+        data: str | Path | None = None,
+        processing_class: Any = None,
+        callbacks: list | None = None,
+        peft_config: Any = None,
+    ) -> None:
+        if not isinstance(args, MRTPOConfig):
+            raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
+        self.task = task
+        examples = list(examples) if examples is not None else task.load_examples("train", data)
+        self._examples_by_id = {example_id(ex): ex for ex in examples}
+        args.reward_weights = task.weights
+        self._pending: dict[str, Any] = {}
+        self._timings: dict[str, float] = defaultdict(float)
+        self._unscorable_total = 0
+        reward_funcs = [self._reward_function(k) for k in range(len(task.verifiers))]
+        super().__init__(
+            model=model,
+            reward_funcs=reward_funcs,
+            args=args,
+            train_dataset=task_dataset(task, examples),
+            processing_class=processing_class,
+            callbacks=callbacks,
+            peft_config=peft_config,
+        )
+        self.add_callback(MetricsJSONLCallback(Path(args.output_dir)))
+        if args.plot_rewards:
+            self.add_callback(RewardPlotCallback(Path(args.output_dir), task.verifier_names))
+
+    # ------------------------------------------------------------------ rewards and blocks
+    def _reward_function(self, k: int):
+        verifier = self.task.verifiers[k]
+
+        def reward(prompts, completions, example_id, **_: Any) -> list[float | None]:
+            if k == 0:
+                self._pending["examples"] = [self._examples_by_id[e] for e in example_id]
+                self._pending["completions"] = [_completion_text(c) for c in completions]
+                self._pending["blocks"] = [[""] * len(self.task.verifiers) for _ in completions]
+            rewards: list[float | None] = []
+            for row, (ex, text) in enumerate(zip(self._pending["examples"], self._pending["completions"])):
+                result = verifier.score(ex, text, task=self.task.name, example_id=example_id[row])
+                rewards.append(None if result is None else result.reward)
+                self._pending["blocks"][row][k] = "" if result is None else result.block
+            return rewards
+
+        reward.__name__ = verifier.name
+        return reward
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        start = time.perf_counter()
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._timings["scoring"] += time.perf_counter() - start
+        self._pending["rewards"] = rewards  # (N_global, K), gathered across processes
+        return rewards
+
+    def _generate(self, prompts: list):
+        start = time.perf_counter()
+        out = super()._generate(prompts)
+        self._timings["generation"] += time.perf_counter() - start
+        return out
+
+    # ------------------------------------------------------------------ advantages
+    def _all_reduce(self, t: torch.Tensor) -> torch.Tensor:
+        if self.accelerator.num_processes == 1:
+            return t
+        return self.accelerator.reduce(t.contiguous(), reduction="sum")
+
+    def _generate_and_score_completions(self, inputs):
+        start = time.perf_counter()
+        output = super()._generate_and_score_completions(inputs)
+        args: MRTPOConfig = self.args
+        mode = "train" if self.model.training else "eval"
+        rewards = self._pending["rewards"].to(torch.float32)
+        group = self.num_generations if mode == "train" else self.num_generations_eval
+        weights = torch.tensor(self.task.weights, dtype=rewards.dtype, device=rewards.device)
+        local = slice(
+            self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs)
+        )
+        unscorable = torch.isnan(rewards).all(dim=1)
+        if bool(unscorable.any()):
+            rows = unscorable[local].nonzero().flatten().tolist()
+            ids = [example_id(self._pending["examples"][r]) for r in rows]
+            self._unscorable_total += int(unscorable.sum())
+            logger.warning(
+                "every verifier abstained (returned None) for %d completion(s) (examples %s); they get advantage 0",
+                int(unscorable.sum()),
+                ids[:5],
+            )
+        self._metrics[mode]["unscorable_completions"].append(float(unscorable.sum()))
+
+        floor, eps = args.reward_std_floor, args.advantage_eps
+        if args.algo == "grpo":
+            advantages = grpo_advantages(rewards, group, weights, std_floor=floor, eps=eps)[local]
+        elif args.algo == "gdpo":
+            advantages = gdpo_advantages(rewards, group, weights, std_floor=floor, eps=eps)[local]
+        else:
+            advantages = self._mrtpo_advantages(output, rewards, group, weights, local, mode)
+        output["advantages"] = advantages.to(output["completion_ids"].device)
+        self._log_samples(rewards[local], advantages, output["completion_mask"])
+
+        total = time.perf_counter() - start
+        for phase in ("generation", "scoring", "replay"):
+            self._metrics[mode][f"time/{phase}"].append(self._timings.pop(phase, 0.0))
+        self._prepare_time = total
+        return output
+
+    def _mrtpo_advantages(self, output, rewards, group, weights, local, mode) -> torch.Tensor:
+        args: MRTPOConfig = self.args
+        A, varies = group_reward_advantages(
+            rewards, group, weights, std_floor=args.reward_std_floor, eps=args.advantage_eps
+        )
+        A, varies = A[local], varies[local]
+        blocks = self._pending["blocks"]
+        nonempty = torch.tensor([[bool(b) for b in row] for row in blocks], dtype=torch.bool, device=A.device)
+        replayed = replay_pairs(varies, nonempty, weights)
+        start = time.perf_counter()
+        model = self.accelerator.unwrap_model(self.model)
+        completion_ids, completion_mask = output["completion_ids"], output["completion_mask"]
+        replay = replay_relevance(
+            model,
+            self.task,
+            self._pending["examples"],
+            completion_ids,
+            completion_mask,
+            blocks,
+            replayed.to(completion_ids.device),
+            encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
+            pad_token_id=self._tokenizer.pad_token_id,
+            temperature=self.temperature,
+            chunk_size=args.js_chunk_size,
+            batch_size=args.replay_batch_size,
+        )
+        self._timings["replay"] += time.perf_counter() - start
+        beta_n = smoothstep_beta(self.state.global_step, args.mrtpo_beta, args.beta_warmup_steps)
+        device = completion_ids.device
+        token_adv, stats = mrtpo_token_advantages(
+            A.to(device),
+            replay.q,
+            completion_mask,
+            replay.replayed,
+            beta_n,
+            eps=args.advantage_eps,
+            all_reduce=self._all_reduce,
+        )
+        counts = self._all_reduce(
+            torch.tensor([float(replay.num_replayed), float(replayed.numel())], device=device)
+        ).tolist()
+        m = self._metrics[mode]
+        m["mrtpo/replayed_fraction"].append(counts[0] / max(counts[1], 1.0))
+        m["mrtpo/beta_n"].append(beta_n)
+        m["mrtpo/cap_factor"].append(float(stats.cap_factor))
+        m["mrtpo/token_std"].append(float(stats.token_std))
+        return token_adv
+
+    # ------------------------------------------------------------------ timing and samples
+    def training_step(self, model, inputs, num_items_in_batch):
+        self._prepare_time = 0.0
+        start = time.perf_counter()
+        out = super().training_step(model, inputs, num_items_in_batch)
+        self._metrics["train"]["time/update"].append(time.perf_counter() - start - self._prepare_time)
+        return out
+
+    def _log_samples(self, rewards: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor) -> None:
+        args: MRTPOConfig = self.args
+        n = args.num_samples_to_log
+        if not args.log_samples_steps or n <= 0 or not self.accelerator.is_main_process:
+            return
+        if self.state.global_step % args.log_samples_steps != 0:
+            return
+        path = Path(args.output_dir) / "samples.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            for row in range(min(n, len(self._pending["completions"]))):
+                adv = advantages[row].float()
+                if adv.dim() == 1:  # MRTPO: per-token advantages; report their mean over the completion's tokens
+                    valid = mask[row].bool()
+                    adv = adv[valid].mean() if bool(valid.any()) else adv.new_zeros(())
+                f.write(
+                    json.dumps(
+                        {
+                            "step": self.state.global_step,
+                            "example_id": example_id(self._pending["examples"][row]),
+                            "completion": self._pending["completions"][row],
+                            "rewards": {
+                                v.name: (None if torch.isnan(rewards[row, k]) else float(rewards[row, k]))
+                                for k, v in enumerate(self.task.verifiers)
+                            },
+                            "blocks": dict(zip(self.task.verifier_names, self._pending["blocks"][row])),
+                            "advantage": float(adv),
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
+
+
+def _completion_text(completion: Any) -> str:
+    """TRL passes chat completions as ``[{"role": "assistant", "content": ...}]``; verifiers get the text."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        return "".join(str(m.get("content", "")) for m in completion)
+    return str(completion)
