@@ -5,7 +5,10 @@ TRL's ``beta`` is the KL coefficient; the MRTPO mixing coefficient of spec §5 i
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+
+import torch
 
 from trl import GRPOConfig
 
@@ -69,6 +72,10 @@ class MRTPOConfig(GRPOConfig):
             raise ValueError("reward_std_floor must be >= 0 and advantage_eps > 0")
         if self.js_chunk_size < 1 or self.replay_batch_size < 1:
             raise ValueError("js_chunk_size and replay_batch_size must be >= 1")
+        # A multi-process launch (torchrun / `accelerate launch --multi_gpu`) on a machine without CUDA: run the
+        # processes on the CPU with the gloo backend (accelerate's MULTI_CPU) instead of one unconnected process each.
+        if not self.use_cpu and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available():
+            self.use_cpu = True
         # GRPO sums then normalizes; GDPO/MRTPO normalize each reward then sum. TRL logs its own statistics with this.
         self.multi_objective_aggregation = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"
         super().__post_init__()
