@@ -1,0 +1,82 @@
+"""Loading a task from a file path, `file.py@name`, and the one-line errors."""
+
+import textwrap
+
+import pytest
+
+from mrtpo_sdk import Task, TaskLoadError, load_task
+
+TASK_SRC = """
+from mrtpo_sdk import Result, Task, verifier
+
+@verifier
+def ok(example, completion):
+    return Result(1.0, "")
+
+{name} = Task(name="{tname}", examples=[{{"id": 1}}], prompt=lambda ex: "p", verifiers=[ok])
+"""
+
+
+def write(tmp_path, filename, body):
+    p = tmp_path / filename
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+def test_single_task(tmp_path):
+    p = write(tmp_path, "one.py", TASK_SRC.format(name="task", tname="one"))
+    task = load_task(p)
+    assert isinstance(task, Task) and task.name == "one"
+
+
+def test_several_tasks_need_a_name(tmp_path):
+    body = TASK_SRC.format(name="first", tname="x") + "\nsecond = Task(name='y', examples=[{'id': 1}], " \
+        "prompt=lambda ex: 'p', verifiers=[ok])\n"
+    p = write(tmp_path, "two.py", body)
+    with pytest.raises(TaskLoadError) as info:
+        load_task(p)
+    assert "declares 2 tasks" in str(info.value) and f"{p}@first" in str(info.value)
+    assert load_task(f"{p}@second").name == "y"
+    assert load_task(f"{p}@x").name == "x"  # by Task.name too
+    with pytest.raises(TaskLoadError, match="no task named 'third'"):
+        load_task(f"{p}@third")
+
+
+def test_no_task(tmp_path):
+    p = write(tmp_path, "none.py", "x = 1\n")
+    with pytest.raises(TaskLoadError, match="declares no Task"):
+        load_task(p)
+
+
+def test_missing_file_folder_and_suffix(tmp_path):
+    with pytest.raises(TaskLoadError, match="no such file"):
+        load_task(tmp_path / "missing.py")
+    with pytest.raises(TaskLoadError, match="is a folder"):
+        load_task(tmp_path)
+    p = write(tmp_path, "task.txt", "")
+    with pytest.raises(TaskLoadError, match="ending in .py"):
+        load_task(p)
+
+
+def test_syntax_error_names_the_line(tmp_path):
+    p = write(tmp_path, "broken.py", "x = 1\ndef f(:\n")
+    with pytest.raises(TaskLoadError) as info:
+        load_task(p)
+    assert f"{p}:2:" in str(info.value) and "syntax error" in str(info.value)
+
+
+def test_import_error_names_the_line(tmp_path):
+    p = write(tmp_path, "raises.py", "import os\n\nraise RuntimeError('no data here')\n")
+    with pytest.raises(TaskLoadError) as info:
+        load_task(p)
+    assert f"{p}:3" in str(info.value) and "RuntimeError: no data here" in str(info.value)
+
+
+def test_task_file_can_import_its_neighbours(tmp_path):
+    write(tmp_path, "helpers_mod.py", "WORD = 'neighbour'\n")
+    p = write(
+        tmp_path,
+        "uses.py",
+        TASK_SRC.format(name="task", tname="uses").replace("from mrtpo_sdk", "from helpers_mod import WORD\nfrom mrtpo_sdk"),
+    )
+    assert load_task(p).name == "uses"
