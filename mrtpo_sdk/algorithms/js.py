@@ -57,10 +57,10 @@ def _q_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: float, cdt: 
     same = (logits_p == logits_m).all(dim=-1)
     lp = torch.log_softmax(logits_p.to(cdt) / temperature, dim=-1)
     lm = torch.log_softmax(logits_m.to(cdt) / temperature, dim=-1)
+    if lp.numel() and bool(torch.isnan(lp).any() | torch.isnan(lm).any()):
+        raise ValueError("logits contain NaN/+inf, or a row is entirely -inf (no valid distribution)")
     same = same | (lp == lm).all(dim=-1)
     js = _js_from_logprobs(lp, lm)
-    if js.numel() and bool(torch.isnan(js).any()):
-        raise ValueError("logits contain NaN/+inf, or a row is entirely -inf (no valid distribution)")
     q = torch.sqrt(js.clamp(0.0, _LN2) / _LN2).clamp(0.0, 1.0)
     return torch.where(same, torch.zeros_like(q), q)
 
