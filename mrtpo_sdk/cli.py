@@ -216,3 +216,7 @@ def _policy_corpus(task, examples) -> tuple[list[str], list[tuple[list[dict], st
 def entrypoint() -> None:  # pragma: no cover - console script
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sys.exit(main())
+
+
+if __name__ == "__main__":  # `python -m mrtpo_sdk.cli` / `accelerate launch -m mrtpo_sdk.cli`
+    entrypoint()
