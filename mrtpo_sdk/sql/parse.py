@@ -33,8 +33,10 @@ class FencedSQL:
 
     Attributes:
         query: the SQL text inside the single ```` ```sql ```` fence, stripped; ``None`` when the structure is wrong.
-        error: ``""`` on success, otherwise a concrete statement of what is wrong (``no ```sql fence``,
-            ``2 ```sql fences``, ``unclosed ```sql fence``, ``empty ```sql fence``).
+        error: ``""`` on success, otherwise a noun phrase naming what is wrong, written to read as
+            "the response has <error>": ``no ```sql fence``, ``no ```sql fence (only a ```python fence)``,
+            ``2 ```sql fences``, ``an unclosed ```sql fence (no closing ``` after it)``,
+            ``an empty ```sql fence``, ``no text (got NoneType)``.
     """
 
     query: str | None
@@ -66,7 +68,7 @@ def extract_sql(completion: str) -> FencedSQL:
         than one ```` ```sql ```` fence, an unclosed fence, or an empty fence. Never raises.
     """
     if not isinstance(completion, str):
-        return FencedSQL(None, f"completion is not text ({type(completion).__name__})")
+        return FencedSQL(None, f"no text (got {type(completion).__name__})")
     queries: list[str] = []
     other_tags: list[str] = []
     unclosed = False
@@ -100,14 +102,14 @@ def extract_sql(completion: str) -> FencedSQL:
     count = len(queries) + (1 if unclosed else 0)
     if count == 0:
         if other_tags:
-            shown = ", ".join(f"```{t}" if t else "``` without a tag" for t in other_tags[:3])
-            return FencedSQL(None, f"no ```sql fence (found {shown})")
+            shown = ", ".join(f"a ```{t} fence" if t else "a ``` fence without a tag" for t in other_tags[:3])
+            return FencedSQL(None, f"no ```sql fence (only {shown})")
         return FencedSQL(None, "no ```sql fence")
     if count > 1:
-        return FencedSQL(None, f"{count} ```sql fences; exactly one is expected")
+        return FencedSQL(None, f"{count} ```sql fences")
     if unclosed:
-        return FencedSQL(None, "unclosed ```sql fence: no closing ``` after the query")
+        return FencedSQL(None, "an unclosed ```sql fence (no closing ``` after it)")
     query = queries[0]
     if not query:
-        return FencedSQL(None, "empty ```sql fence")
+        return FencedSQL(None, "an empty ```sql fence")
     return FencedSQL(query, "")

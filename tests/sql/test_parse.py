@@ -33,13 +33,13 @@ def test_valid(text: str, query: str) -> None:
     [
         ("SELECT 1", "no ```sql fence"),
         ("", "no ```sql fence"),
-        ("```\nSELECT 1\n```", "no ```sql fence (found ``` without a tag)"),
-        ("```sqlite\nSELECT 1\n```", "no ```sql fence (found ```sqlite)"),
-        ("```sql\nSELECT 1\n```\n```sql\nSELECT 2\n```", "2 ```sql fences; exactly one is expected"),
-        ("```sql\nSELECT 1\n```\n```sql\nSELECT 2", "2 ```sql fences; exactly one is expected"),
-        ("```sql\nSELECT 1", "unclosed ```sql fence: no closing ``` after the query"),
-        ("```sql\n  \n```", "empty ```sql fence"),
-        ("```sql```", "empty ```sql fence"),
+        ("```\nSELECT 1\n```", "no ```sql fence (only a ``` fence without a tag)"),
+        ("```sqlite\nSELECT 1\n```", "no ```sql fence (only a ```sqlite fence)"),
+        ("```sql\nSELECT 1\n```\n```sql\nSELECT 2\n```", "2 ```sql fences"),
+        ("```sql\nSELECT 1\n```\n```sql\nSELECT 2", "2 ```sql fences"),
+        ("```sql\nSELECT 1", "an unclosed ```sql fence (no closing ``` after it)"),
+        ("```sql\n  \n```", "an empty ```sql fence"),
+        ("```sql```", "an empty ```sql fence"),
     ],
 )
 def test_errors(text: str, error: str) -> None:
@@ -49,7 +49,7 @@ def test_errors(text: str, error: str) -> None:
 
 
 def test_non_string() -> None:
-    assert extract_sql(None).error == "completion is not text (NoneType)"  # type: ignore[arg-type]
+    assert extract_sql(None).error == "no text (got NoneType)"  # type: ignore[arg-type]
     assert extract_sql(b"```sql\nSELECT 1\n```").query is None  # type: ignore[arg-type]
 
 
