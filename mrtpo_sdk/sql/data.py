@@ -10,7 +10,7 @@ Spider layout (what ``tasks/data/sql/`` ships and what ``--data PATH`` points at
       database/<db_id>/schema.sql      # a SQL script (CREATE TABLE + INSERT) built into a cached .sqlite
 
 A real Spider download works as is (``train`` reads ``train_spider.json`` and ``train_others.json`` when there is
-no ``train.json``). A BIRD download works too: entries use ``SQL`` instead of ``query`` and may carry
+no ``train.json``; ``test`` also looks in ``test_database/``). A BIRD download works too: entries use ``SQL`` instead of ``query`` and may carry
 ``evidence``; databases live in ``<split>_databases/``; the tables file is ``<split>_tables.json``; ``PATH`` may be
 the BIRD root (holding ``train/`` and ``dev/``) or one of those folders.
 
@@ -208,7 +208,8 @@ def _known_db_ids(base: Path, split: str) -> tuple[Path, set[str]] | None:
 
 
 def _db_dirs(base: Path, split: str) -> list[Path]:
-    return [d for d in (base / "database", base / f"{split}_databases") if d.is_dir()]
+    candidates = (base / "database", base / f"{split}_databases", base / f"{split}_database")
+    return [d for d in candidates if d.is_dir()]
 
 
 def _build_from_script(script: Path, db_id: str, cache_root: Path) -> Path:

@@ -295,10 +295,10 @@ def execute_sql(
         FileNotFoundError: ``db_path`` does not exist (a configuration error, not the query's fault).
         sqlite3.DatabaseError: ``db_path`` exists but cannot be opened as a SQLite database.
     """
-    refusal = _precheck(query, max_query_chars)
     path = os.path.abspath(os.fspath(db_path))
     if not os.path.isfile(path):
         raise FileNotFoundError(f"SQLite database {path} does not exist")
+    refusal = _precheck(query, max_query_chars)
     if refusal:
         return ExecutionResult.failure(refusal)
     entry = _connection(path)

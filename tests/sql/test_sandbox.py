@@ -195,3 +195,22 @@ def test_sqlite_level_protections_hold_without_the_keyword_check(db: Path, tmp_p
         conn.close()
     assert _digest(db) == before
     assert not attach.exists()
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_fragments = st.sampled_from(
+    ["SELECT", " * ", "FROM customer", " orders", " WHERE", " id", " = ", "1", "'x'", ";", " UNION ", "(", ")",
+     "--", "/*", "*/", "\n", "\x00", "\udcff", "WITH", " RECURSIVE", "DROP", "ATTACH", "PRAGMA", ",", " JOIN "]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.text(max_size=200), st.lists(_fragments, max_size=25).map("".join)))
+def test_arbitrary_text_never_raises_or_writes(db: Path, text: str) -> None:
+    before = _digest(db)
+    res = execute_sql(db, text, timeout_s=0.2)
+    assert isinstance(res, ExecutionResult)
+    assert res.ok == (res.error == "") == (res.rows is not None)
+    assert _digest(db) == before and _listing(db.parent) == {"shop.sqlite"}
