@@ -89,8 +89,8 @@ def js_distance_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: flo
     Returns:
         ``(...)`` tensor of q in ``[0, 1]`` (dimensionless; 1 = disjoint supports). dtype float64 if either input
         is float64, else float32 (log-softmax is always computed in at least float32). Exactly 0.0 for rows whose
-        logits (or log-probabilities) are identical. No gradient is intended (the behavior policy is frozen),
-        but the function is differentiable where defined.
+        logits (or log-probabilities) are identical. Computed under ``torch.no_grad()`` (the behavior policy is
+        frozen; the kernel works in place), so the result never carries a gradient.
 
     Raises:
         ValueError: shapes differ, rank 0, empty vocabulary, non-float input, non-positive temperature, NaN/+inf
@@ -108,7 +108,8 @@ def js_distance_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: flo
         raise ValueError(f"logits must have shape (..., V) with V >= 1, got {tuple(logits_p.shape)}")
     temperature = require_float_scalar("temperature", temperature, lo=0.0, lo_open=True)
     cdt = compute_dtype(logits_p, logits_m)
-    return _q_from_logits(logits_p, logits_m.to(logits_p.device), temperature, cdt)
+    with torch.no_grad():
+        return _q_from_logits(logits_p, logits_m.to(logits_p.device), temperature, cdt)
 
 
 def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,

@@ -86,6 +86,15 @@ def test_float32_matches_float64_on_random_logits():
     assert (q32.double() - q64).abs().max() < 1e-6
 
 
+def test_no_gradient_and_inputs_untouched():
+    lp = torch.randn(3, 10, requires_grad=True)
+    lm = torch.randn(3, 10)
+    lp0, lm0 = lp.detach().clone(), lm.clone()
+    q = js_distance_from_logits(lp, lm, temperature=0.7)
+    assert not q.requires_grad
+    assert torch.equal(lp.detach(), lp0) and torch.equal(lm, lm0)
+
+
 def test_masked_vocab_no_nan():
     lp = torch.full((4, 6), -INF)
     lm = torch.full((4, 6), -INF)
