@@ -1,0 +1,47 @@
+"""Verifiable instruction constraints: IFEval's 25 types, 12 held-out IFBench-style types, prompts, data, verifiers.
+
+* :func:`check` / :func:`describe` — a constraint's checker (pure function of kwargs and response, IFEval strict)
+  and the sentence the prompt carries; :func:`constraint_ids`, :func:`get_constraint` — the registry, keyed by IFEval
+  instruction ids (``"keywords:existence"``, ``"length_constraints:number_words"``, ...). Unknown ids raise
+  :class:`UnknownConstraintError`.
+* :class:`Constraint`, :class:`IFExample` and :func:`compose_prompt` — an example is a base instruction plus 1-4
+  constraint sentences; leaving sentence k out gives ``P_\\k`` (spec §3, in-prompt blocks).
+* :func:`load_ifeval_jsonl` — the IFEval / RLVR-IF JSONL format (``prompt``, ``instruction_id_list``, ``kwargs``),
+  locating each constraint's sentence in free-text prompts and reporting where it cannot.
+* :func:`constraint_verifiers` — K verifiers ``constraint_1..constraint_K``; verifier j scores an example's j-th
+  constraint, ``None`` when the example has fewer.
+* :func:`build_reference` — a completion that satisfies all of an example's constraints (warm start, lint).
+
+See ``docs/instruction_following.md``.
+"""
+
+from mrtpo_sdk.instructions._registry import (
+    CONSTRAINTS,
+    LANGUAGE_NAMES,
+    RELATIONS,
+    ConstraintKwargsError,
+    ConstraintType,
+    UnknownConstraintError,
+    check,
+    constraint_ids,
+    describe,
+    get_constraint,
+    normalize_kwargs,
+)
+from mrtpo_sdk.instructions._registry import _ensure_loaded
+
+_ensure_loaded()
+
+__all__ = [
+    "CONSTRAINTS",
+    "LANGUAGE_NAMES",
+    "RELATIONS",
+    "ConstraintKwargsError",
+    "ConstraintType",
+    "UnknownConstraintError",
+    "check",
+    "constraint_ids",
+    "describe",
+    "get_constraint",
+    "normalize_kwargs",
+]
