@@ -4,7 +4,7 @@
   ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` blocks; safe on untrusted text.
 * :func:`check_calls` (:mod:`.check`) — calls against BFCL possible answers (names, required parameters, types
   via :mod:`jsonschema`, acceptable values, parallel calls in any order).
-* :func:`rollout_messages`, :func:`reference_response`, :func:`function_choice_statement` (:mod:`.prompt`).
+* :func:`rollout_messages`, :func:`reference_response`, :func:`function_choice_block` (:mod:`.prompt`).
 * :func:`load_bfcl` (:mod:`.data`) — BFCL v4 single-turn data from the installed ``bfcl_eval`` package or a
   BFCL-layout directory.
 
@@ -19,8 +19,10 @@ from mrtpo_sdk.toolcall.data import (
     BFCLDataError,
     BFCLExample,
     installed_data_dir,
+    DataOption,
     is_held_out,
     load_bfcl,
+    parse_data_option,
     resolve_categories,
 )
 from mrtpo_sdk.toolcall.parse import (
@@ -34,12 +36,14 @@ from mrtpo_sdk.toolcall.parse import (
     ToolCall,
     parse_tool_response,
     render_call,
+    response_calls,
     render_calls,
 )
 from mrtpo_sdk.toolcall.prompt import (
     FORMAT_RULE,
     INSTRUCTIONS,
-    function_choice_statement,
+    NO_CALL_THINK,
+    function_choice_block,
     functions_text,
     reference_calls,
     reference_response,
@@ -61,22 +65,26 @@ __all__ = [
     "BFCLDataError",
     "BFCLExample",
     "CallCheck",
+    "DataOption",
     "ParsedResponse",
     "ToolCall",
     "arguments_schema",
     "check_call",
     "check_calls",
-    "function_choice_statement",
+    "NO_CALL_THINK",
+    "function_choice_block",
     "functions_text",
     "installed_data_dir",
     "is_held_out",
     "load_bfcl",
+    "parse_data_option",
     "parse_tool_response",
     "reference_calls",
     "reference_response",
     "render_call",
     "render_calls",
     "resolve_categories",
+    "response_calls",
     "rollout_messages",
     "standardize_string",
 ]

@@ -34,6 +34,9 @@ __all__ = [
     "installed_data_dir",
     "is_held_out",
     "load_bfcl",
+    "parse_data_option",
+    "resolve_categories",
+    "DataOption",
 ]
 
 AST_CATEGORIES = (
@@ -197,3 +200,50 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
                 raise BFCLDataError(f"{path}:{n}: not a JSON object")
             rows.append((n, row))
     return rows
+
+
+@dataclass(frozen=True)
+class DataOption:
+    """What a task's ``--data`` string selects (:func:`parse_data_option`); ``None`` fields keep the defaults."""
+
+    directory: Path | None = None
+    categories: tuple[str, ...] | None = None
+    max_prompt_chars: int | None = None
+
+
+def parse_data_option(data: str | Path | None) -> DataOption:
+    """Parse ``--data``: comma-separated items, each a category (or ``all``), ``max_prompt_chars=N`` (0 = no
+    limit), or a BFCL data directory. Example: ``--data live_simple,live_multiple,max_prompt_chars=0``.
+
+    Raises:
+        BFCLDataError: an item is none of these, or two directories are given.
+    """
+    if data is None:
+        return DataOption()
+    if isinstance(data, Path):
+        return DataOption(directory=data)
+    directory: Path | None = None
+    cats: list[str] = []
+    limit: int | None = None
+    for item in (x.strip() for x in str(data).split(",")):
+        if not item:
+            continue
+        if item == "all":
+            cats.extend(CATEGORIES)
+        elif _ALIASES.get(item, item) in CATEGORIES:
+            cats.append(item)
+        elif item.startswith("max_prompt_chars="):
+            value = item.partition("=")[2]
+            if not value.isdigit():
+                raise BFCLDataError(f"--data: max_prompt_chars needs a whole number of characters, got {value!r}")
+            limit = int(value)
+        elif Path(item).expanduser().is_dir():
+            if directory is not None:
+                raise BFCLDataError(f"--data names two directories ({directory}, {item}); give one")
+            directory = Path(item).expanduser()
+        else:
+            raise BFCLDataError(
+                f"--data item {item!r} is neither a BFCL category ({', '.join(CATEGORIES)}, all), "
+                f"max_prompt_chars=N, nor an existing BFCL data directory"
+            )
+    return DataOption(directory, resolve_categories(cats) if cats else None, limit)

@@ -39,6 +39,7 @@ __all__ = [
     "ParsedResponse",
     "ToolCall",
     "parse_tool_response",
+    "response_calls",
     "render_call",
     "render_calls",
 ]
@@ -105,6 +106,22 @@ def parse_tool_response(text: Any) -> ParsedResponse:
     calls, call_error = _parse_calls(tail)
     think, think_error = _parse_think(head, text)
     return ParsedResponse(think, calls, think_error or call_error)
+
+
+def response_calls(text: Any) -> tuple[ToolCall, ...] | None:
+    """The calls a response makes, for scoring correctness apart from format.
+
+    Returns:
+        the parsed calls when the call part is well formed (think-block flaws ignored); ``()`` when the text holds
+        no ``<tool_call>`` tag at all (a plain-text answer makes no call); ``None`` when it attempts calls that do
+        not parse.
+    """
+    parsed = parse_tool_response(text)
+    if parsed.calls is not None:
+        return parsed.calls
+    if isinstance(text, str) and CALL_OPEN not in text and CALL_CLOSE not in text and len(text) <= MAX_RESPONSE_CHARS:
+        return ()
+    return None
 
 
 def _parse_think(head: str, text: str) -> tuple[str | None, str]:

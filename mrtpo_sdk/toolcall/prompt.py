@@ -7,7 +7,6 @@ Everything the policy sees or is compared with is written in the one output form
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,8 @@ from mrtpo_sdk.toolcall.parse import CALL_CLOSE, CALL_OPEN, THINK_CLOSE, THINK_O
 __all__ = [
     "FORMAT_RULE",
     "INSTRUCTIONS",
-    "function_choice_statement",
+    "NO_CALL_THINK",
+    "function_choice_block",
     "functions_text",
     "reference_calls",
     "reference_response",
@@ -106,17 +106,26 @@ def _first_dict(possible: Mapping[str, Any]) -> dict:
     return out
 
 
-def function_choice_statement(possible_answer: Sequence[Mapping[str, Any]]) -> str:
-    """Which functions the right response calls, as one plain sentence (the function-choice block)."""
+NO_CALL_THINK = "None of the offered functions fits this request, so no function is called."
+
+
+def function_choice_block(possible_answer: Sequence[Mapping[str, Any]]) -> str:
+    """Which functions the right response calls, written as a response (the function-choice block).
+
+    A think block naming the functions, then one ``<tool_call>`` block per expected call holding only the
+    function's name (``"arguments": {}``), in the possible answer's order; for an irrelevance question, the think
+    block of a response that calls nothing.
+    """
     names = [next(iter(a)) for a in possible_answer]
     if not names:
-        return f"None of the offered functions fits this request, so the right response has no {CALL_OPEN} block."
-    if len(names) == 1:
-        return f'The right response calls one function, "{names[0]}".'
-    counts = Counter(names)
-    parts = [f'"{n}" {"once" if k == 1 else f"{k} times"}' for n, k in counts.items()]
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"The right response makes {len(names)} calls, in any order: {listed}."
+        return render_calls([], think=NO_CALL_THINK)
+    unique = list(dict.fromkeys(names))
+    think = (
+        f"The function to call is {unique[0]}."
+        if len(unique) == 1
+        else f"The functions to call are {', '.join(unique[:-1])} and {unique[-1]}."
+    )
+    return render_calls([ToolCall(n, {}) for n in names], think=think)
 
 
 def reference_response(
@@ -125,7 +134,7 @@ def reference_response(
     """A complete reference response: a short think block and the :func:`reference_calls`."""
     calls = reference_calls(functions, possible_answer)
     if not calls:
-        think = "None of the functions fits the request."
+        think = NO_CALL_THINK
     else:
         names = list(dict.fromkeys(c.name for c in calls))
         think = f"The request needs {len(calls)} call{'s' if len(calls) > 1 else ''} to {', '.join(names)}."
