@@ -3,6 +3,9 @@
 ``mrtpo-sdk train TASK_FILE[@name] [--algo mrtpo|gdpo|grpo] [--model ID_OR_PATH] [--data PATH] [--config YAML]
 [--<any MRTPOConfig / GRPOConfig field> VALUE]``
 
+``mrtpo-sdk lint [PATH ...] [--select/--ignore CODES] [--format text|json|github|sarif] [--statistics]`` and
+``mrtpo-sdk rule CODE|--all``: see ``docs/lint.md``.
+
 Exit status: 0 on success, 2 on a user mistake (one ``error:`` line naming what to fix), 1 on an internal error.
 """
 
@@ -97,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     pre = argparse.ArgumentParser(add_help=False)
+    sub.add_parser("lint", help="check task files against the block-writing rules", add_help=False)
+    sub.add_parser("rule", help="explain a lint rule (`mrtpo-sdk rule MRT003`, `--all`)", add_help=False)
     pre.add_argument("task", nargs="?")
     pre.add_argument("--algo", default="mrtpo")
     pre.add_argument("--model", default=None)
@@ -104,6 +109,10 @@ def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return pre.parse_known_args(rest)
 
 
+        if command in ("lint", "rule"):  # lazy: lint never imports torch/trl
+            from .lint.cli import lint_command, rule_command
+
+            return lint_command(rest) if command == "lint" else rule_command(rest)
 def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are."""
     known, _ = _pre_parse(rest)

@@ -1,0 +1,142 @@
+"""``mrtpo-sdk lint`` and ``mrtpo-sdk rule``: argument parsing and output (imported lazily by ``mrtpo_sdk.cli``).
+
+Exit status of ``lint``: 0 no findings, 1 findings, 2 a usage error, a bad config, or a task file that could not
+be linted (the other files are still linted and reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import MRTPOError
+from .codes import all_rules, get_rule
+from .config import Layer, check_selectors
+
+__all__ = ["lint_command", "rule_command", "rule_markdown"]
+
+
+def _selectors(values: list[str] | None, flag: str) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(s for s in v.split(",") if s.strip())
+    return check_selectors(out, flag)
+
+
+def lint_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mrtpo-sdk lint",
+        description="Check task files against the block-writing rules (spec 'Rules for writing a block'): static "
+        "checks on the code, dynamic checks running the verifiers on probe completions. "
+        "Exit status: 0 clean, 1 findings, 2 usage error or a task that fails to load.",
+        epilog="Suppress a finding with `# noqa: MRT003` on the verifier's line, or a whole file with "
+        "`# mrtpo-sdk: noqa` / `# mrtpo-sdk: noqa: MRT003`. Config: [tool.mrtpo-sdk.lint] in pyproject.toml. "
+        "`mrtpo-sdk rule CODE` explains a rule.",
+    )
+    p.add_argument("paths", nargs="*", default=None, metavar="PATH", help="task files or folders (default: .)")
+    p.add_argument("--select", action="append", metavar="CODES",
+                   help="comma-separated codes or prefixes to enable (replaces the config's select); ALL for all")
+    p.add_argument("--extend-select", action="append", metavar="CODES", help="codes or prefixes to enable in addition")
+    p.add_argument("--ignore", action="append", metavar="CODES", help="codes or prefixes to disable")
+    p.add_argument("--examples", type=int, metavar="N", help="examples sampled per task (default 20; deterministic)")
+    p.add_argument("--split", metavar="SPLIT", help="split the examples come from (default train)")
+    p.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "github", "sarif"),
+                   default="text", help="output format (default text)")
+    p.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
+    p.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
+    p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    p.add_argument("--extend-exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only (no summary when clean)")
+    return p
+
+
+def lint_command(argv: list[str]) -> int:
+    """Run ``mrtpo-sdk lint``; returns the exit status."""
+    parser = lint_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    try:
+        if args.examples is not None and args.examples < 1:
+            raise MRTPOError(f"--examples must be a positive integer, got {args.examples}")
+        if args.config and not Path(args.config).is_file():
+            raise MRTPOError(f"--config {args.config}: no such file")
+        layer = Layer(
+            select=_selectors(args.select, "--select") if args.select else None,
+            extend_select=_selectors(args.extend_select, "--extend-select"),
+            ignore=_selectors(args.ignore, "--ignore"),
+        )
+        from .reporters import render
+        from .runner import lint_paths
+
+        report = lint_paths(
+            args.paths or ["."],
+            cli=layer,
+            examples=args.examples,
+            split=args.split,
+            config=Path(args.config) if args.config else None,
+            isolated=args.isolated,
+            extend_exclude=args.extend_exclude,
+        )
+    except MRTPOError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    text = render(report, args.format, show_statistics=args.statistics, quiet=args.quiet)
+    if args.output_file:
+        Path(args.output_file).write_text(text + "\n", encoding="utf-8")
+    elif text:
+        print(text)
+    if args.exit_zero and report.exit_code == 1:
+        return 0
+    return report.exit_code
+
+
+def rule_markdown(code_or_name: str) -> str:
+    """The documentation page of one rule, in Markdown (what ``mrtpo-sdk rule`` prints and docs/rules/ holds)."""
+    rule = get_rule(code_or_name)
+    doc = _dedent_doc(rule.__doc__ or "")
+    return (
+        f"# {rule.name} ({rule.code})\n\n"
+        f"{rule.summary[0].upper() + rule.summary[1:]}.\n\n"
+        f"Applies to: {rule.kinds}. Checks: {rule.checks}.\n\n"
+        f"{doc}\n"
+    )
+
+
+def _dedent_doc(doc: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(doc).strip()
+
+
+def rule_command(argv: list[str]) -> int:
+    """Run ``mrtpo-sdk rule CODE`` / ``mrtpo-sdk rule --all``; returns the exit status."""
+    p = argparse.ArgumentParser(prog="mrtpo-sdk rule", description="Explain a lint rule (its code or its name).")
+    p.add_argument("rule", nargs="?", metavar="CODE", help="a code (MRT003) or name (instruction-or-meta-in-block)")
+    p.add_argument("--all", action="store_true", help="print every rule's documentation")
+    p.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    if not args.all and not args.rule:
+        print("error: give a rule code (e.g. `mrtpo-sdk rule MRT003`) or --all", file=sys.stderr)
+        return 2
+    try:
+        rules = all_rules() if args.all else [get_rule(args.rule)]
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        import json
+
+        data = [{"code": r.code, "name": r.name, "summary": r.summary, "kinds": r.kinds, "checks": r.checks,
+                 "explanation": rule_markdown(r.code)} for r in rules]
+        print(json.dumps(data if args.all else data[0], indent=2))
+    else:
+        print("\n".join(rule_markdown(r.code) for r in rules).rstrip())
+    return 0

@@ -1,0 +1,216 @@
+"""Settings of ``mrtpo-sdk lint``: defaults, ``[tool.mrtpo-sdk.lint]`` in the nearest ``pyproject.toml``, flags.
+
+.. code-block:: toml
+
+    [tool.mrtpo-sdk.lint]
+    select = ["MRT"]                 # rule selectors: "ALL", a code, or a code prefix
+    ignore = ["MRT012"]
+    extend-select = []
+    per-file-ignores = { "tasks/legacy_*.py" = ["MRT002"] }
+    examples = 20                    # examples sampled per task
+    split = "train"                  # the split the examples come from
+    exclude = []                     # glob patterns of files/folders not scanned (replaces the defaults)
+    extend-exclude = ["tests/lint/fixtures"]
+
+Rule selection follows ruff: each layer (defaults, the config file, the command line) applies its selectors in
+order of specificity (longer prefixes last), an ``ignore`` winning over a ``select`` of the same specificity;
+a layer that sets ``select`` starts from nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError
+from .codes import CODES, codes_matching
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Layer", "Settings", "find_config", "read_config", "resolve_codes", "DEFAULT_EXCLUDE", "ConfigError"]
+
+DEFAULT_EXCLUDE = [
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    "__pycache__", "__pypackages__", "build", "dist", "node_modules", "site-packages", ".eggs", "*.egg-info",
+]
+_KEYS = {"select", "extend-select", "ignore", "per-file-ignores", "examples", "split", "exclude", "extend-exclude"}
+
+
+class ConfigError(MRTPOError):
+    """A bad ``[tool.mrtpo-sdk.lint]`` section or flag value."""
+
+
+@dataclass
+class Layer:
+    """One layer of rule selection (the config file or the command line); ``None`` = not set in this layer."""
+
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Settings:
+    """The resolved settings for one file.
+
+    Attributes:
+        config_path: the ``pyproject.toml`` they come from (``None``: defaults and flags only).
+        layers: rule-selection layers, applied in order after the default ``select = ["ALL"]``.
+        per_file_ignores: glob pattern (relative to the config's folder, or a file name) -> selectors.
+        examples: examples sampled per task (spread evenly over the split; deterministic).
+        split: the split the examples come from.
+        exclude: glob patterns of paths not scanned when a folder is linted.
+    """
+
+    config_path: Path | None = None
+    layers: list[Layer] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    examples: int = 20
+    split: str = "train"
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+
+    @property
+    def root(self) -> Path:
+        return self.config_path.parent if self.config_path else Path.cwd()
+
+    def enabled_codes(self, path: Path) -> set[str]:
+        """The codes enabled for ``path`` (selection layers, then per-file ignores)."""
+        codes = resolve_codes(self.layers)
+        for pattern, selectors in self.per_file_ignores.items():
+            if _matches(path, pattern, self.root):
+                for s in selectors:
+                    codes -= set(codes_matching(s))
+        return codes
+
+    def is_excluded(self, path: Path) -> bool:
+        """True when ``path`` (or one of its folders) matches an exclude pattern."""
+        return any(_matches(path, pattern, self.root, parts=True) for pattern in self.exclude)
+
+
+def _matches(path: Path, pattern: str, root: Path, parts: bool = False) -> bool:
+    path = path.resolve()
+    try:
+        rel = path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern + "/*"):
+        return True
+    if parts:
+        return any(fnmatch.fnmatch(part, pattern) for part in Path(rel).parts) or any(
+            fnmatch.fnmatch("/".join(Path(rel).parts[: n + 1]), pattern) for n in range(len(Path(rel).parts))
+        )
+    return False
+
+
+def resolve_codes(layers: list[Layer]) -> set[str]:
+    """The enabled codes after applying ``layers`` on top of ``select = ["ALL"]`` (ruff's rule selection)."""
+    enabled: set[str] = set(CODES)
+    for layer in layers:
+        ops: list[tuple[int, int, str]] = []
+        if layer.select is not None:
+            enabled = set()
+            ops += [(_specificity(s), 0, s) for s in layer.select]
+        ops += [(_specificity(s), 0, s) for s in layer.extend_select]
+        ops += [(_specificity(s), 1, s) for s in layer.ignore]
+        for _, is_ignore, sel in sorted(ops):
+            matched = set(codes_matching(sel))
+            enabled = enabled - matched if is_ignore else enabled | matched
+    return enabled
+
+
+def _specificity(selector: str) -> int:
+    s = selector.strip().upper()
+    return 0 if s == "ALL" else len(s)
+
+
+def check_selectors(selectors: list[str], where: str) -> list[str]:
+    """Validate rule selectors; raises :class:`ConfigError` naming ``where`` for an unknown one."""
+    out = []
+    for s in selectors:
+        if not isinstance(s, str) or not s.strip():
+            raise ConfigError(f"{where}: rule selectors are strings such as 'MRT003' or 'MRT00', got {s!r}")
+        if not codes_matching(s):
+            raise ConfigError(
+                f"{where}: unknown rule selector {s!r}; use ALL, a code ({', '.join(CODES)}) or a code prefix"
+            )
+        out.append(s.strip().upper())
+    return out
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.mrtpo-sdk.lint]`` section."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{candidate}: not valid TOML ({exc})") from exc
+            if isinstance(data.get("tool", {}).get("mrtpo-sdk", {}).get("lint"), dict):
+                return candidate
+    return None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The validated ``[tool.mrtpo-sdk.lint]`` table of ``path`` (``{}`` when absent).
+
+    Raises:
+        ConfigError: invalid TOML, an unknown key or a value of the wrong type; the message names the key.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config ({exc})") from exc
+    table = data.get("tool", {}).get("mrtpo-sdk", {}).get("lint", {})
+    where = f"{path}: [tool.mrtpo-sdk.lint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+    for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
+        if key in table and not (isinstance(table[key], list) and all(isinstance(x, str) for x in table[key])):
+            raise ConfigError(f"{where}: {key} must be a list of strings, e.g. {key} = [\"MRT003\"]")
+    for key in ("select", "extend-select", "ignore"):
+        if key in table:
+            table[key] = check_selectors(table[key], f"{where} {key}")
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict) or not all(isinstance(v, list) for v in pfi.values()):
+            raise ConfigError(f"{where}: per-file-ignores maps a glob to a list of codes, e.g. {{\"x.py\" = [\"MRT002\"]}}")
+        table["per-file-ignores"] = {k: check_selectors(v, f"{where} per-file-ignores[{k!r}]") for k, v in pfi.items()}
+    if "examples" in table and not (isinstance(table["examples"], int) and table["examples"] >= 1):
+        raise ConfigError(f"{where}: examples must be a positive integer, got {table['examples']!r}")
+    if "split" in table and not isinstance(table["split"], str):
+        raise ConfigError(f"{where}: split must be a string such as \"train\"")
+    return table
+
+
+def settings_for(config_path: Path | None, cli: Layer, *, examples: int | None = None, split: str | None = None,
+                 extend_exclude: list[str] | None = None) -> Settings:
+    """Merge defaults, the config file (if any) and the command line into :class:`Settings`."""
+    s = Settings(config_path=config_path)
+    if config_path is not None:
+        table = read_config(config_path)
+        s.layers.append(Layer(table.get("select"), table.get("extend-select", []), table.get("ignore", [])))
+        s.per_file_ignores = dict(table.get("per-file-ignores", {}))
+        s.examples = table.get("examples", s.examples)
+        s.split = table.get("split", s.split)
+        if "exclude" in table:
+            s.exclude = list(table["exclude"])
+        s.exclude += table.get("extend-exclude", [])
+    s.layers.append(cli)
+    if examples is not None:
+        s.examples = examples
+    if split is not None:
+        s.split = split
+    s.exclude += extend_exclude or []
+    return s

@@ -1,0 +1,167 @@
+"""Output formats of ``mrtpo-sdk lint``: text (ruff-style lines + summary), json, github annotations, SARIF 2.1.0,
+and ``--statistics`` (count per code)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from .. import __version__
+from .codes import all_rules, get_rule
+from .model import Finding
+from .runner import LintReport
+
+__all__ = ["FORMATS", "render", "display_path", "statistics"]
+
+FORMATS = ("text", "json", "github", "sarif")
+DOCS_URL = "docs/rules/{code}.md"
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it, else as given."""
+    try:
+        return Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix() if path.resolve().is_relative_to(
+            Path.cwd().resolve()
+        ) else str(path)
+    except (ValueError, OSError):
+        return str(path)
+
+
+def line_of(f: Finding) -> str:
+    """``path:line:col: CODE message [verifier=..., example=...]`` (``error:`` instead of a code for load errors)."""
+    code = f.code if f.code else "error:"
+    return f"{display_path(f.path)}:{f.line}:{f.col}: {code} {f.message}{f.context()}"
+
+
+def statistics(report: LintReport) -> str:
+    """One line per code: count, code, rule name (most frequent first), like ``ruff --statistics``."""
+    counts = Counter(f.code for f in report.problems)
+    rows = [f"{n:>5}\t{code}\t{get_rule(code).name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+    if report.errors:
+        rows.append(f"{len(report.errors):>5}\terror\tfile could not be linted")
+    return "\n".join(rows)
+
+
+def summary(report: LintReport) -> str:
+    n, e = len(report.problems), len(report.errors)
+    parts = []
+    if n:
+        parts.append(f"Found {n} finding{'s' if n != 1 else ''}")
+    if e:
+        parts.append(f"{e} file{'s' if e != 1 else ''} could not be linted")
+    if not parts:
+        return f"All checks passed! ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} " \
+               f"file{'s' if report.files != 1 else ''}, {report.seconds:.2f} s)"
+    return "; ".join(parts) + f" ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} " \
+        f"file{'s' if report.files != 1 else ''}, {report.seconds:.2f} s)."
+
+
+def _json(report: LintReport) -> str:
+    out = []
+    for f in report.findings:
+        out.append(
+            {
+                "code": f.code,
+                "name": get_rule(f.code).name if f.code else None,
+                "message": f.message,
+                "filename": str(f.path.resolve()),
+                "location": {"row": f.line, "column": f.col},
+                "verifier": f.verifier,
+                "examples": list(f.examples),
+                "sampled_examples": f.sampled,
+                "probe": f.probe,
+                "url": DOCS_URL.format(code=f.code) if f.code else None,
+            }
+        )
+    return json.dumps(out, indent=2)
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(report: LintReport) -> str:
+    lines = []
+    for f in report.findings:
+        title = f"mrtpo-sdk ({f.code})" if f.code else "mrtpo-sdk (error)"
+        props = f"title={_escape_prop(title)},file={_escape_prop(display_path(f.path))},line={f.line},col={f.col}"
+        lines.append(f"::error {props}::{_escape_data(line_of(f))}")
+    return "\n".join(lines)
+
+
+def _sarif(report: LintReport) -> str:
+    rules = all_rules()
+    index = {r.code: n for n, r in enumerate(rules)}
+    results = []
+    for f in report.findings:
+        result = {
+            "level": "error",
+            "message": {"text": f.message + f.context()},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": display_path(f.path)},
+                        "region": {"startLine": f.line, "startColumn": f.col},
+                    }
+                }
+            ],
+        }
+        if f.code:
+            result = {"ruleId": f.code, "ruleIndex": index[f.code], **result}
+        else:
+            result = {"ruleId": "load-error", **result}
+        results.append(result)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "mrtpo-sdk",
+                        "version": __version__,
+                        "rules": [
+                            {
+                                "id": r.code,
+                                "name": r.name,
+                                "shortDescription": {"text": r.summary},
+                                "fullDescription": {"text": (r.__doc__ or "").strip().split("\n\n")[0]},
+                                "help": {"text": r.summary, "markdown": (r.__doc__ or "")},
+                                "defaultConfiguration": {"level": "error"},
+                            }
+                            for r in rules
+                        ],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def render(report: LintReport, fmt: str = "text", *, show_statistics: bool = False, quiet: bool = False) -> str:
+    """The report in ``fmt`` (one of :data:`FORMATS`)."""
+    if show_statistics:
+        if fmt == "json":
+            counts = Counter(f.code for f in report.problems)
+            return json.dumps(
+                [{"code": c, "name": get_rule(c).name, "count": n} for c, n in sorted(counts.items())], indent=2
+            )
+        return statistics(report)
+    if fmt == "json":
+        return _json(report)
+    if fmt == "github":
+        return _github(report)
+    if fmt == "sarif":
+        return _sarif(report)
+    lines = [line_of(f) for f in report.findings]
+    if not quiet or report.findings:
+        lines.append(summary(report))
+    return "\n".join(lines)

@@ -1,0 +1,432 @@
+"""Run the linter: find task files, load each task, build the probes, run the rules, filter and merge findings.
+
+A file that fails to import (or whose task cannot produce examples/prompts) becomes a load error (``code=None``,
+exit status 2) and linting goes on with the other files. A verifier that raises on a probe is a finding (MRT009)
+naming the verifier, the example and the probe.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError, TaskLoadError, VerifierError
+from ..task import Task, example_id
+from ..verifier import Verifier
+from . import text as T
+from .codes import all_rules
+from .config import ConfigError, Layer, Settings, find_config, settings_for
+from .model import Finding, Probe, TaskContext
+from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
+
+__all__ = ["LintReport", "lint_paths", "discover", "build_context", "sample_indexes", "make_probes"]
+
+PROBES_FUNCTION = "lint_probes"
+PROBES_CONSTANT = "PROBES"
+
+
+@dataclass
+class LintReport:
+    """What one ``lint`` run found.
+
+    Attributes:
+        findings: rule findings and load errors (``code=None``), merged over examples and sorted by location.
+        files: task files linted; ``tasks``: tasks linted; ``seconds``: wall time.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+    tasks: int = 0
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_error]
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if not f.is_error]
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean, 1 findings, 2 a file could not be linted."""
+        return 2 if self.errors else 1 if self.problems else 0
+
+
+# ---------------------------------------------------------------------------------------------- discovery
+def declares_task(src: SourceFile) -> bool:
+    """True when the file's syntax tree calls ``Task(...)`` (scanned before importing, like inspect_ai)."""
+    if src.tree is None:
+        return False
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == "Task") or (isinstance(f, ast.Attribute) and f.attr == "Task"):
+                return True
+    return False
+
+
+def discover(paths: Iterable[Path], settings_of: Callable[[Path], Settings]) -> tuple[list[Path], list[Finding]]:
+    """The task files under ``paths`` (explicit files always; in folders, ``.py`` files that call ``Task``).
+
+    Returns:
+        ``(files, errors)``: errors for missing paths and for files that do not parse.
+    """
+    files: list[Path] = []
+    errors: list[Finding] = []
+    for path in paths:
+        if not path.exists():
+            errors.append(Finding(None, f"no such file or folder: {path}", path, 1, 1))
+            continue
+        if path.is_file():
+            files.append(path)
+            continue
+        for f in sorted(path.rglob("*.py")):
+            if settings_of(f).is_excluded(f):
+                continue
+            src = source_file(f)
+            if src is None:
+                continue
+            if src.tree is None:
+                if re.search(r"\bTask\s*\(", src.text):
+                    errors.append(_syntax_error(f))
+                continue
+            if declares_task(src):
+                files.append(f)
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        r = f.resolve()
+        if r not in seen:
+            seen.add(r)
+            unique.append(f)
+    return unique, errors
+
+
+def _syntax_error(path: Path) -> Finding:
+    try:
+        ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=str(path))
+    except SyntaxError as exc:
+        return Finding(None, f"syntax error: {exc.msg}", path, exc.lineno or 1, exc.offset or 1)
+    return Finding(None, "cannot be parsed", path, 1, 1)  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------------------------- probes
+def sample_indexes(n: int, k: int) -> list[int]:
+    """``k`` indexes spread evenly over ``range(n)`` (all of them when ``n <= k``); deterministic."""
+    if n <= k:
+        return list(range(n))
+    return sorted({(i * n) // k for i in range(k)})
+
+
+def author_probes(module: Any, example: Any, where: str) -> list[str]:
+    """Probes declared in the task file: ``lint_probes(example) -> list[str]`` and/or ``PROBES = [str, ...]``.
+
+    Raises:
+        MRTPOError: they are not a list of strings.
+    """
+    out: list[str] = []
+    fn = getattr(module, PROBES_FUNCTION, None)
+    if callable(fn):
+        try:
+            got = fn(example)
+        except Exception as exc:
+            raise MRTPOError(f"{where}: {PROBES_FUNCTION}(example) raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(got, (list, tuple)) or not all(isinstance(s, str) for s in got):
+            raise MRTPOError(f"{where}: {PROBES_FUNCTION}(example) must return a list of completion strings")
+        out.extend(got)
+    const = getattr(module, PROBES_CONSTANT, None)
+    if const is not None:
+        if not isinstance(const, (list, tuple)) or not all(isinstance(s, str) for s in const):
+            raise MRTPOError(f"{where}: {PROBES_CONSTANT} must be a list of completion strings")
+        out.extend(const)
+    return out
+
+
+def make_probes(references: list[str | None], extra: list[list[str]]) -> list[list[Probe]]:
+    """Per example: the reference, ``empty``, ``no-markup`` (fences/tags stripped), ``truncated`` (first half),
+    ``other-reference`` (the next sampled example's reference: right format, wrong content), then the author's."""
+    probes: list[list[Probe]] = []
+    n = len(references)
+    for i, ref in enumerate(references):
+        cand: list[Probe] = []
+        if ref is not None:
+            cand.append(Probe("reference", ref))
+        cand.append(Probe("empty", ""))
+        if ref:
+            cand.append(Probe("no-markup", T.strip_markup(ref)))
+            cand.append(Probe("truncated", ref[: len(ref) // 2]))
+            for j in range(1, n):
+                other = references[(i + j) % n]
+                if other is not None and other.strip() != ref.strip():
+                    cand.append(Probe("other-reference", other))
+                    break
+        cand.extend(Probe(f"author[{j}]", s) for j, s in enumerate(extra[i]))
+        seen: set[str] = set()
+        unique = []
+        for p in cand:
+            if p.text not in seen:
+                seen.add(p.text)
+                unique.append(p)
+        probes.append(unique)
+    return probes
+
+
+def prompt_text(prompt: Any) -> str:
+    """A prompt (text or chat messages) as text: the messages' contents joined by newlines."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(str(m.get("content", "")) for m in prompt)
+
+
+# ---------------------------------------------------------------------------------------------- context
+def _verifier_sites(path: Path, src: SourceFile, task: Task, var: str) -> list[VerifierSite]:
+    entries: list[ast.AST | None] = [None] * len(task.verifiers)
+    task_line, task_col = 1, 1
+    if src.tree is not None:
+        for node in src.tree.body:
+            value = getattr(node, "value", None)
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(value, ast.Call) and any(isinstance(t, ast.Name) and t.id == var for t in targets):
+                task_line, task_col = node.lineno, node.col_offset + 1
+                for kw in value.keywords:
+                    if kw.arg == "verifiers" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                        for k, elt in enumerate(kw.value.elts[: len(entries)]):
+                            entries[k] = elt
+    sites = []
+    for k, v in enumerate(task.verifiers):
+        found = verifier_function(v.fn)
+        if found is not None and found[0].path.resolve() == path.resolve():
+            fsrc, fn = found
+            prefix = "async def " if isinstance(fn, ast.AsyncFunctionDef) else "def "
+            line = fn.lineno
+            col = fn.col_offset + 1 + len(prefix)
+            header = {d.lineno for d in fn.decorator_list} | {fn.lineno}
+        elif entries[k] is not None:
+            line, col = entries[k].lineno, entries[k].col_offset + 1  # type: ignore[union-attr]
+            header = {line}
+        else:
+            line, col, header = task_line, task_col, {task_line}
+        site = VerifierSite(path=path, line=line, col=col, header_lines=header, function=found)
+        if found is not None:
+            site.blocks = block_sites(*found)
+        sites.append(site)
+    return sites
+
+
+def _run_all(task: Task, examples: list, ids: list[str], probes: list[list[Probe]], order: list[int]):
+    table: list[list[list[Any]]] = [[[] for _ in probes[i]] for i in range(len(examples))]
+    for i in order:
+        for p, probe in enumerate(probes[i]):
+            row = []
+            for v in task.verifiers:
+                try:
+                    row.append(v.score(examples[i], probe.text, task=task.name, example_id=ids[i]))
+                except VerifierError as exc:
+                    row.append(exc)
+            table[i][p] = row
+    return table
+
+
+def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task, settings: Settings) -> TaskContext:
+    """Sample the examples, make the probes, and run every verifier on every probe twice (the second pass in
+    reverse order, for MRT006).
+
+    Raises:
+        MRTPOError: the task cannot produce examples, prompts or references; the message names the task.
+    """
+    where = f"task {task.name!r} ({var})"
+    try:
+        all_examples = task.load_examples(settings.split)
+    except MRTPOError:
+        raise
+    except Exception as exc:
+        raise MRTPOError(f"{where}: loading the {settings.split!r} examples raised {type(exc).__name__}: {exc}") from exc
+    idx = sample_indexes(len(all_examples), settings.examples)
+    examples = [all_examples[i] for i in idx]
+    ids = [example_id(e) for e in examples]
+
+    def call(what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except MRTPOError:
+            raise
+        except Exception as exc:
+            raise MRTPOError(f"{where}: {what} raised {type(exc).__name__}: {exc}") from exc
+
+    references: list[str | None] = []
+    prompts, prompts2 = [], []
+    without: list[list[str | None]] = []
+    extra: list[list[str]] = []
+    for e, eid in zip(examples, ids):
+        if task.reference is not None:
+            references.append(call(f"reference(example {eid!r})", lambda: task.reference_completion(e)))
+        else:
+            references.append(None)
+        prompts.append(prompt_text(call(f"prompt(example {eid!r})", lambda: task.rollout_prompt(e))))
+        prompts2.append(prompt_text(call(f"prompt(example {eid!r})", lambda: task.rollout_prompt(e))))
+        if task.block_placement == "in-prompt":
+            row: list[str | None] = []
+            for v in task.verifiers:
+                _, wo = call(
+                    f"prompt_without(example {eid!r}, {v.name!r})",
+                    lambda: task.replay_prompts(e, [""] * len(task.verifiers), task.verifiers.index(v)),
+                )
+                row.append(prompt_text(wo))
+            without.append(row)
+        else:
+            without.append([None] * len(task.verifiers))
+        extra.append(author_probes(module, e, f"{path}: example {eid!r}"))
+    probes = make_probes(references, extra)
+    forward = list(range(len(examples)))
+    outcomes = _run_all(task, examples, ids, probes, forward)
+    repeats = _run_all(task, examples, ids, probes, forward[::-1])
+    return TaskContext(
+        path=path,
+        src=src,
+        var=var,
+        task=task,
+        sites=_verifier_sites(path, src, task, var),
+        examples=examples,
+        ids=ids,
+        references=references,
+        probes=probes,
+        outcomes=outcomes,
+        repeats=repeats,
+        prompts=prompts,
+        prompts2=prompts2,
+        without=without,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- run
+def _load_error(path: Path, exc: Exception) -> Finding:
+    msg = str(exc)
+    line = 1
+    m = re.match(rf"^{re.escape(str(path))}:(\d+)(?::(\d+))?:\s*", msg)
+    if m:
+        line = int(m.group(1))
+        msg = msg[m.end():]
+    elif msg.startswith(f"{path}: "):
+        msg = msg[len(str(path)) + 2:]
+    return Finding(None, msg, path, line, 1)
+
+
+def lint_file(path: Path, settings: Settings, enabled: set[str] | None = None) -> tuple[list[Finding], int]:
+    """Lint one task file; returns its findings (unfiltered by noqa) and the number of tasks linted."""
+    from ..loader import _import_file, find_tasks
+
+    src = source_file(path)
+    if src is None:
+        return [Finding(None, "cannot be read", path, 1, 1)], 0
+    if src.tree is None:
+        return [_syntax_error(path)], 0
+    try:
+        tasks = find_tasks(path)
+        module = _import_file(path)  # cached by find_tasks
+    except TaskLoadError as exc:
+        return [_load_error(path, exc)], 0
+    if not tasks:
+        return [Finding(None, "declares no Task; assign one at module level, e.g. task = Task(...)", path, 1, 1)], 0
+    rules = [r for r in all_rules() if enabled is None or r.code in enabled]
+    findings: list[Finding] = []
+    for var, task in tasks.items():
+        try:
+            ctx = build_context(path, src, module, var, task, settings)
+        except MRTPOError as exc:
+            line = _task_line(src, var)
+            findings.append(Finding(None, str(exc), path, line, 1))
+            continue
+        for rule in rules:
+            findings.extend(rule.check(ctx))
+    return findings, len(tasks)
+
+
+def _task_line(src: SourceFile, var: str) -> int:
+    if src.tree is not None:
+        for node in src.tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var for t in node.targets):
+                return node.lineno
+    return 1
+
+
+def merge(findings: list[Finding]) -> list[Finding]:
+    """Merge findings that repeat over examples (same code, place, verifier and key); sort by location."""
+    merged: dict[tuple, Finding] = {}
+    for f in findings:
+        key = f.merge_key()
+        if key in merged:
+            for e in f.examples:
+                if e not in merged[key].examples:
+                    merged[key].examples.append(e)
+        else:
+            merged[key] = f
+    return sorted(merged.values(), key=lambda f: (str(f.path), f.line, f.col, f.code or "", f.message))
+
+
+def lint_paths(
+    paths: list[str | Path],
+    *,
+    cli: Layer | None = None,
+    examples: int | None = None,
+    split: str | None = None,
+    config: Path | None = None,
+    isolated: bool = False,
+    extend_exclude: list[str] | None = None,
+) -> LintReport:
+    """Lint task files and folders.
+
+    Args:
+        paths: files or folders (folders are scanned for ``.py`` files that declare a ``Task``).
+        cli: rule selection from the command line (applied over the config file's).
+        examples: examples sampled per task (overrides the config; default 20).
+        split: the split to sample from (default ``"train"``).
+        config: use this ``pyproject.toml`` for every file instead of the nearest one.
+        isolated: ignore every config file.
+
+    Returns:
+        A :class:`LintReport`; ``exit_code`` is 0 clean / 1 findings / 2 load errors.
+
+    Raises:
+        ConfigError: a bad config file or selector.
+    """
+    start = time.perf_counter()
+    cli = cli or Layer()
+    cache: dict[Path | None, Settings] = {}
+
+    def settings_of(p: Path) -> Settings:
+        if isolated:
+            cfg = None
+        elif config is not None:
+            cfg = config
+        else:
+            cfg = find_config(p.parent if p.is_file() or not p.exists() else p) or find_config(Path.cwd())
+        if cfg not in cache:
+            cache[cfg] = settings_for(cfg, cli, examples=examples, split=split, extend_exclude=extend_exclude)
+        return cache[cfg]
+
+    report = LintReport()
+    files, errors = discover([Path(p) for p in paths], settings_of)
+    findings: list[Finding] = list(errors)
+    for path in files:
+        settings = settings_of(path)
+        enabled = settings.enabled_codes(path)
+        found, ntasks = lint_file(path, settings, enabled)
+        report.files += 1
+        report.tasks += ntasks
+        src = source_file(path)
+        for f in found:
+            if f.code is not None:
+                if f.code not in enabled:
+                    continue
+                if src is not None and src.suppressed(f.code, {f.line} | f.noqa_lines):
+                    continue
+            findings.append(f)
+    report.findings = merge(findings)
+    report.seconds = time.perf_counter() - start
+    return report
