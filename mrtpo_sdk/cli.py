@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,19 @@ EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
     "disable_tqdm": True,
     "beta_warmup_steps": 10,
 }
+# Sizes of the embedded policy (--policy_preset); "tiny" is for smoke tests and CI, "small" is the default.
+POLICY_PRESETS: dict[str, dict[str, Any]] = {
+    "small": {},
+    "tiny": {
+        "vocab_size": 384,
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "intermediate_size": 64,
+        "sft_max_steps": 8,
+    },
+}
 # Defaults for a real model (--model): only what differs from TRL's.
 MODEL_DEFAULTS: dict[str, Any] = {"logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
@@ -56,6 +70,10 @@ class TrainScriptArguments:
     )
     data: str | None = field(
         default=None, metadata={"help": "Point the task's loader at another dataset (e.g. a Spider/BIRD download)."}
+    )
+    policy_preset: str = field(
+        default="small",
+        metadata={"help": "Size of the embedded policy: 'small' (default) or 'tiny' (seconds to build; smoke tests)."},
     )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
@@ -82,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Train a policy on a task file with MRTPO (or GDPO/GRPO). Every MRTPOConfig/GRPOConfig field "
         "is a flag; `mrtpo-sdk train TASK --help` lists them.",
     )
+    sub.add_parser("lint", help="check task files against the block-writing rules", add_help=False)
+    sub.add_parser("rule", help="explain a lint rule (`mrtpo-sdk rule MRT003`, `--all`)", add_help=False)
     if not argv or argv[0] in ("-h", "--help", "--version"):
         parser.parse_args(argv or ["--help"])
         return 0
@@ -89,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command == "train":
             return train_command(rest)
+        if command in ("lint", "rule"):  # lazy: lint never imports torch/trl
+            from .lint.cli import lint_command, rule_command
+
+            return lint_command(rest) if command == "lint" else rule_command(rest)
         parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
         return 2
     except MRTPOError as exc:
@@ -100,8 +124,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     pre = argparse.ArgumentParser(add_help=False)
-    sub.add_parser("lint", help="check task files against the block-writing rules", add_help=False)
-    sub.add_parser("rule", help="explain a lint rule (`mrtpo-sdk rule MRT003`, `--all`)", add_help=False)
     pre.add_argument("task", nargs="?")
     pre.add_argument("--algo", default="mrtpo")
     pre.add_argument("--model", default=None)
@@ -109,10 +131,6 @@ def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return pre.parse_known_args(rest)
 
 
-        if command in ("lint", "rule"):  # lazy: lint never imports torch/trl
-            from .lint.cli import lint_command, rule_command
-
-            return lint_command(rest) if command == "lint" else rule_command(rest)
 def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are."""
     known, _ = _pre_parse(rest)
@@ -152,6 +170,8 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
     from .trainer import MRTPOTrainer
     from .trainer.callbacks import RichProgressCallback, read_metrics
 
+    if script_args.policy_preset not in POLICY_PRESETS:
+        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {script_args.policy_preset!r}")
     examples = task.load_examples("train", script_args.data)
     model: Any = script_args.model
     tokenizer = None
@@ -161,7 +181,7 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
             task.name,
             texts,
             sft_pairs,
-            config=DefaultPolicyConfig(seed=config.seed),
+            config=DefaultPolicyConfig(seed=config.seed, **POLICY_PRESETS[script_args.policy_preset]),
             rebuild=script_args.rebuild_policy,
             log=lambda msg: print(msg, flush=True),
         )
@@ -224,6 +244,8 @@ def _policy_corpus(task, examples) -> tuple[list[str], list[tuple[list[dict], st
 
 def entrypoint() -> None:  # pragma: no cover - console script
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.filterwarnings("ignore", category=FutureWarning)  # deprecation notices inside transformers/TRL
+    warnings.filterwarnings("ignore", message=".*pin_memory.*")
     sys.exit(main())
 
 

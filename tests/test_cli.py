@@ -1,0 +1,123 @@
+"""The `mrtpo-sdk` command line: one clear error line for user mistakes, and a real end-to-end run."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SQL_TASK = str(ROOT / "tasks" / "sql.py")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+def test_no_arguments_prints_help(capsys):
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 0
+    assert "train" in capsys.readouterr().out
+
+
+def test_train_without_task(capsys):
+    assert main(["train"]) == 2
+    assert "needs a task file" in error_line(capsys)
+
+
+def test_missing_task_file(capsys, tmp_path):
+    assert main(["train", str(tmp_path / "nope.py")]) == 2
+    line = error_line(capsys)
+    assert "nope.py: no such file" in line
+
+
+def test_unknown_algorithm(capsys):
+    assert main(["train", SQL_TASK, "--algo", "ppo"]) == 2
+    assert "--algo must be one of mrtpo, gdpo, grpo" in error_line(capsys)
+
+
+def test_bad_data_path(capsys, tmp_path):
+    assert main(["train", SQL_TASK, "--data", str(tmp_path / "no-such-dir")]) == 2
+    line = error_line(capsys)
+    assert "no-such-dir" in line
+
+
+def test_several_tasks_without_name(capsys, tmp_path):
+    p = tmp_path / "two.py"
+    p.write_text(textwrap.dedent("""
+        from mrtpo_sdk import Result, Task, verifier
+        v = verifier(lambda ex, c: Result(1.0, ""), name="v")
+        a = Task(name="a", examples=[{"id": 1}], prompt=lambda ex: "p", verifiers=[v])
+        b = Task(name="b", examples=[{"id": 1}], prompt=lambda ex: "p", verifiers=[v])
+    """))
+    assert main(["train", str(p)]) == 2
+    assert f"pick one: {p}@a, {p}@b" in error_line(capsys)
+
+
+BROKEN_TASK = """
+from mrtpo_sdk import Result, Task, verifier
+
+@verifier
+def ok(example, completion):
+    return Result(1.0, "")
+
+@verifier
+def broken(example, completion):
+    return {returned}
+
+task = Task(
+    name="broken",
+    examples=[{{"id": f"ex-{{i}}", "word": w}} for i, w in enumerate(["apple", "river", "stone", "cloud"])],
+    prompt=lambda ex: [{{"role": "user", "content": "Spell " + ex["word"]}}],
+    verifiers=[ok, broken],
+    reference=lambda ex: ex["word"],
+)
+"""
+
+
+@pytest.mark.parametrize(
+    "returned, fragment",
+    [("[1.0, 0.0]", "returned a list of 2 values"), ("Result(float('nan'), '')", "rewards must be finite")],
+)
+def test_verifier_contract_violation_is_one_line(capsys, tmp_path, returned, fragment):
+    p = tmp_path / "broken.py"
+    p.write_text(BROKEN_TASK.format(returned=returned))
+    code = main(["train", str(p), "--policy_preset", "tiny", "--max_steps", "1", "--output_dir", str(tmp_path / "o")])
+    assert code == 2
+    line = error_line(capsys)
+    assert fragment in line and "verifier 'broken'" in line and "task 'broken'" in line and "example 'ex-" in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ["mrtpo", "gdpo", "grpo"])
+def test_train_sql_end_to_end(tmp_path, algo):
+    """The README's main job, shortened: the console script on the bundled SQL task and the embedded policy."""
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "mrtpo_sdk", "train", SQL_TASK, "--algo", algo, "--policy_preset", "tiny",
+        "--max_steps", "2", "--output_dir", str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**__import__("os").environ, "MRTPO_SDK_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "trained 2 steps" in proc.stdout
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for name in ("sql_format", "executes", "result_match"):
+        assert all(0.0 <= r[f"rewards/{name}/mean"] <= 1.0 for r in rows)
+    if algo == "mrtpo":
+        assert all(0.0 <= r["mrtpo/replayed_fraction"] <= 1.0 for r in rows)
+    assert (out / "rewards.png").stat().st_size > 5000
