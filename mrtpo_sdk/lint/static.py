@@ -307,7 +307,7 @@ def block_sites(src: SourceFile, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> 
             continue
         site = BlockSite(node=node, alternatives=res.resolve(expr))
         sites.append(site)
-    return sites
+    return sorted(sites, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
 
 
 def blocks_used(fn: ast.FunctionDef | ast.AsyncFunctionDef, verifier_names: set[str]) -> list[tuple[str, ast.AST]]:

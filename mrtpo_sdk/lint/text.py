@@ -130,7 +130,7 @@ _LABEL = re.compile(
     r"instruction|instructions|rule|rules|info|information|context|block)(?:\*\*)?[ \t]*:",
     re.I | re.M,
 )
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S|\*\*[^*\n]{1,60}\*\*[ \t]*$|[A-Z][A-Za-z ]{0,40}:[ \t]*$)", re.M)
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+[^\n]{1,60}|\*\*[^*\n]{1,60}\*\*[ \t]*$|[A-Z][A-Za-z ]{0,40}:[ \t]*$)", re.M)
 
 
 def label_or_heading(text: str) -> str | None:

@@ -72,11 +72,16 @@ class VerifierErrorRule(Rule):
                 yield self._finding(ctx, names.index(exc.verifier), exc, i, getattr(exc, "probe", None))
 
     def _finding(self, ctx: TaskContext, k: int, exc: VerifierError, i: int | None, probe: str | None) -> Finding:
-        msg = str(exc)
-        prefix = f"task {exc.task!r}, verifier {exc.verifier!r}, example {exc.example_id!r}: "
-        if msg.startswith(prefix):
-            msg = msg[len(prefix):]
-        what = "breaks the verifier contract" if isinstance(exc, VerifierContractError) else "raises"
-        cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else type(exc).__name__
-        return ctx.finding(self.code, k, f"the verifier {what} on the {probe} probe: {msg}", example=i, probe=probe,
-                           key=f"{what}:{cause}")
+        cause = exc.__cause__
+        if isinstance(exc, VerifierContractError) or cause is None:
+            msg = str(exc)
+            prefix = f"task {exc.task!r}, verifier {exc.verifier!r}, example {exc.example_id!r}: "
+            msg = msg[len(prefix):] if msg.startswith(prefix) else msg
+            return ctx.finding(self.code, k, f"on the {probe} probe the verifier {msg}", example=i, probe=probe,
+                               key=f"contract:{msg[:40]}")
+        text = " ".join(str(cause).split())[:160]
+        return ctx.finding(
+            self.code, k, f"the verifier raises {type(cause).__name__}: {text} on the {probe} probe; model output "
+            f"is untrusted, so parse defensively and score a malformed answer as a genuine 0",
+            example=i, probe=probe, key=f"raises:{type(cause).__name__}",
+        )

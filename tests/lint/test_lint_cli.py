@@ -1,0 +1,380 @@
+"""`mrtpo-sdk lint` / `mrtpo-sdk rule` user experience: exit codes, output formats, selection, suppression,
+config, load errors, determinism, and that lint stays light (no torch/trl import)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mrtpo_sdk.cli import main
+from mrtpo_sdk.lint import CODES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>MRT\d{3}) (?P<msg>.+?)(?: \[(?P<ctx>[^\]]*)\])?$")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A temporary project folder (the working directory) with the fixtures' shared helpers."""
+    shutil.copy(FIXTURES / "_toolcall.py", tmp_path / "_toolcall.py")
+    shutil.copy(FIXTURES / "_instructions.py", tmp_path / "_instructions.py")
+    monkeypatch.chdir(tmp_path)
+
+    def add(fixture: str, name: str | None = None, edit=None) -> Path:
+        text = (FIXTURES / f"{fixture}.py").read_text()
+        if edit:
+            text = edit(text)
+        path = tmp_path / (name or f"{fixture}.py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    return add
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def finding_lines(out: str) -> list[re.Match]:
+    return [m for m in map(LINE.match, out.splitlines()) if m]
+
+
+# ----------------------------------------------------------------------------------------------- exit codes, text
+def test_clean_file_exits_0_with_summary(project, capsys):
+    project("mrt004_invented_feedback_clean")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback_clean.py")
+    assert rc == 0
+    assert out.startswith("All checks passed!")
+
+
+def test_findings_exit_1_in_ruff_format(project, capsys):
+    project("mrt004_invented_feedback")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py")
+    assert rc == 1
+    lines = finding_lines(out)
+    assert [(m["path"], int(m["line"]), m["code"]) for m in lines] == [
+        ("mrt004_invented_feedback.py", 17, "MRT004"),
+        ("mrt004_invented_feedback.py", 22, "MRT004"),
+        ("mrt004_invented_feedback.py", 23, "MRT004"),
+    ]
+    assert lines[0]["col"] == "5"  # the verifier's name on its def line
+    assert "verifier=arguments_valid" in lines[0]["ctx"] and "example=w1" in lines[0]["ctx"]
+    assert out.splitlines()[-1].startswith("Found 3 findings")
+
+
+def test_default_path_is_cwd_and_folders_are_scanned(project, capsys):
+    project("mrt012_verifier_without_kind", "tasks/a.py")
+    project("mrt012_verifier_without_kind_clean", "tasks/b.py")
+    (Path("tasks") / "helper.py").write_text("X = 1\n")  # not a task file: skipped
+    shutil.copy("_toolcall.py", "tasks/_toolcall.py")
+    rc, out, _ = run(capsys, "lint")
+    assert rc == 1
+    assert [m["path"] for m in finding_lines(out)] == ["tasks/a.py"]
+    assert "2 tasks in 2 files" in out
+
+
+def test_task_that_fails_to_import_exits_2_and_others_are_still_linted(project, capsys):
+    project("mrt012_verifier_without_kind", "a_bad_kind.py")
+    Path("b_broken.py").write_text("from mrtpo_sdk import Task\nimport does_not_exist\ntask = Task()\n")
+    rc, out, _ = run(capsys, "lint", ".")
+    assert rc == 2
+    assert "b_broken.py:2:1: error: importing the task file raised ModuleNotFoundError" in out
+    assert any(m["code"] == "MRT012" for m in finding_lines(out))
+    assert "1 file could not be linted" in out
+
+
+def test_verifier_that_raises_is_reported_and_linting_goes_on(project, capsys):
+    project("mrt009_verifier_error")
+    project("mrt012_verifier_without_kind")
+    rc, out, _ = run(capsys, "lint", "mrt009_verifier_error.py", "mrt012_verifier_without_kind.py")
+    assert rc == 1
+    codes = {(m["path"], m["code"]) for m in finding_lines(out)}
+    assert codes == {("mrt009_verifier_error.py", "MRT009"), ("mrt012_verifier_without_kind.py", "MRT012")}
+    m = next(m for m in finding_lines(out) if m["code"] == "MRT009")
+    assert "IndexError" in m["msg"] and "verifier=arguments_valid" in m["ctx"] and "probe=empty" in m["ctx"]
+
+
+def test_syntax_error_and_missing_path_exit_2(project, capsys):
+    Path("broken.py").write_text("from mrtpo_sdk import Task\ntask = Task(\n")
+    rc, out, _ = run(capsys, "lint", "broken.py", "nope.py")
+    assert rc == 2
+    assert "broken.py:2:" in out and "syntax error" in out
+    assert "no such file or folder: nope.py" in out
+
+
+def test_usage_errors_exit_2(project, capsys):
+    project("mrt012_verifier_without_kind_clean")
+    assert run(capsys, "lint", "--select", "XYZ9")[0] == 2
+    assert run(capsys, "lint", "--examples", "0")[0] == 2
+    assert run(capsys, "lint", "--format", "xml")[0] == 2
+    rc, _, err = run(capsys, "lint", "--bogus")
+    assert rc == 2 and "unrecognized arguments" in err
+
+
+# ----------------------------------------------------------------------------------------------- selection
+def test_select_and_ignore_use_prefixes(project, capsys):
+    project("mrt004_invented_feedback")
+    project("mrt012_verifier_without_kind")
+    both = ["mrt004_invented_feedback.py", "mrt012_verifier_without_kind.py"]
+    rc, out, _ = run(capsys, "lint", *both, "--select", "MRT01")
+    assert rc == 1 and {m["code"] for m in finding_lines(out)} == {"MRT012"}
+    rc, out, _ = run(capsys, "lint", *both, "--ignore", "MRT00")
+    assert {m["code"] for m in finding_lines(out)} == {"MRT012"}
+    rc, out, _ = run(capsys, "lint", *both, "--select", "ALL", "--ignore", "MRT0", "--extend-select", "MRT004")
+    assert {m["code"] for m in finding_lines(out)} == {"MRT004"}  # the more specific selector wins
+    rc, out, _ = run(capsys, "lint", *both, "--ignore", "MRT004,MRT012")
+    assert rc == 0
+
+
+# ----------------------------------------------------------------------------------------------- suppression
+def test_noqa_on_the_verifier_line(project, capsys):
+    project("mrt012_verifier_without_kind", edit=lambda t: t.replace("# expect: MRT012", "# noqa: MRT012"))
+    assert run(capsys, "lint", "mrt012_verifier_without_kind.py")[0] == 0
+    project("mrt012_verifier_without_kind", edit=lambda t: t.replace("# expect: MRT012", "# noqa"))
+    assert run(capsys, "lint", "mrt012_verifier_without_kind.py")[0] == 0
+    project("mrt012_verifier_without_kind", edit=lambda t: t.replace("# expect: MRT012", "# noqa: MRT003"))
+    assert run(capsys, "lint", "mrt012_verifier_without_kind.py")[0] == 1  # another code does not suppress
+    project("mrt012_verifier_without_kind", edit=lambda t: t.replace("@verifier\n", "@verifier  # noqa: MRT012\n"))
+    assert run(capsys, "lint", "mrt012_verifier_without_kind.py")[0] == 0  # the decorator line counts too
+
+
+def test_noqa_on_a_static_finding_line(project, capsys):
+    project("mrt004_invented_feedback", edit=lambda t: t.replace(
+        'schema.")  # expect: MRT004\n    return', 'schema.")  # noqa: MRT004\n    return'))
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py")
+    assert [int(m["line"]) for m in finding_lines(out)] == [17, 23]
+
+
+def test_file_level_suppression(project, capsys):
+    project("mrt004_invented_feedback", edit=lambda t: "# mrtpo-sdk: noqa\n" + t)
+    assert run(capsys, "lint", "mrt004_invented_feedback.py")[0] == 0
+    project("mrt004_invented_feedback", edit=lambda t: "# mrtpo-sdk: noqa: MRT012\n" + t)
+    assert run(capsys, "lint", "mrt004_invented_feedback.py")[0] == 1
+    project("mrt004_invented_feedback", edit=lambda t: "# mrtpo-sdk: noqa: MRT004, MRT012\n" + t)
+    assert run(capsys, "lint", "mrt004_invented_feedback.py")[0] == 0
+
+
+# ----------------------------------------------------------------------------------------------- config
+def test_config_from_nearest_pyproject(project, capsys):
+    project("mrt004_invented_feedback", "tasks/a.py")
+    project("mrt012_verifier_without_kind", "tasks/legacy_b.py")
+    shutil.copy("_toolcall.py", "tasks/_toolcall.py")
+    Path("pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.mrtpo-sdk.lint]\nignore = ["MRT004"]\n'
+        'per-file-ignores = { "tasks/legacy_*.py" = ["MRT01"] }\nexamples = 2\n'
+    )
+    rc, out, _ = run(capsys, "lint", "tasks")
+    assert rc == 0, out
+    rc, out, _ = run(capsys, "lint", "tasks", "--isolated")
+    assert {m["code"] for m in finding_lines(out)} == {"MRT004", "MRT012"}
+    rc, out, _ = run(capsys, "lint", "tasks", "--select", "MRT004")  # the command line replaces select...
+    assert {m["code"] for m in finding_lines(out)} == {"MRT004"}
+    rc, out, _ = run(capsys, "lint", "tasks/a.py", "--format", "json")
+    assert rc == 0
+
+
+def test_config_examples_limits_the_sample(project, capsys):
+    project("mrt004_invented_feedback")
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nexamples = 2\nselect = ["MRT004"]\n')
+    rc, out, _ = run(capsys, "lint", "--format", "json")
+    data = json.loads(out)
+    assert {d["sampled_examples"] for d in data} == {2}
+    rc, out, _ = run(capsys, "lint", "--format", "json", "--examples", "3")
+    assert {d["sampled_examples"] for d in json.loads(out)} == {3}
+
+
+def test_bad_config_is_a_usage_error(project, capsys):
+    project("mrt004_invented_feedback_clean")
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nselekt = ["MRT004"]\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2 and "unknown key 'selekt'" in err and "pyproject.toml" in err
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nignore = ["NOPE1"]\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2 and "unknown rule selector 'NOPE1'" in err
+
+
+# ----------------------------------------------------------------------------------------------- formats
+def test_json_format(project, capsys):
+    project("mrt004_invented_feedback")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "json")
+    assert rc == 1
+    data = json.loads(out)
+    assert [(d["code"], d["location"]["row"]) for d in data] == [("MRT004", 17), ("MRT004", 22), ("MRT004", 23)]
+    assert data[0]["name"] == "invented-feedback"
+    assert data[0]["verifier"] == "arguments_valid"
+    assert data[0]["examples"] == ["w1", "c1", "t1", "w2"] or sorted(data[0]["examples"]) == ["c1", "t1", "w1", "w2"]
+    assert Path(data[0]["filename"]).name == "mrt004_invented_feedback.py"
+
+
+def test_github_format(project, capsys):
+    project("mrt012_verifier_without_kind")
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--format", "github")
+    assert rc == 1
+    (line,) = out.strip().splitlines()
+    assert line.startswith(
+        "::error title=mrtpo-sdk (MRT012),file=mrt012_verifier_without_kind.py,line=17,col=5::"
+        "mrt012_verifier_without_kind.py:17:5: MRT012 the verifier declares no kind"
+    )
+
+
+# The parts of the SARIF 2.1.0 schema (json.schemastore.org/sarif-2.1.0.json) that a consumer such as GitHub
+# code scanning relies on.
+SARIF_SHAPE = {
+    "type": "object",
+    "required": ["version", "runs"],
+    "properties": {
+        "version": {"const": "2.1.0"},
+        "runs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["tool", "results"],
+                "properties": {
+                    "tool": {
+                        "type": "object",
+                        "required": ["driver"],
+                        "properties": {
+                            "driver": {
+                                "type": "object",
+                                "required": ["name", "rules"],
+                                "properties": {
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id", "shortDescription"],
+                                            "properties": {"shortDescription": {"required": ["text"]}},
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    },
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["ruleId", "message", "locations", "level"],
+                            "properties": {
+                                "level": {"enum": ["none", "note", "warning", "error"]},
+                                "message": {"type": "object", "required": ["text"]},
+                                "locations": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["physicalLocation"],
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "type": "object",
+                                                "required": ["artifactLocation", "region"],
+                                                "properties": {
+                                                    "artifactLocation": {"required": ["uri"]},
+                                                    "region": {
+                                                        "type": "object",
+                                                        "required": ["startLine", "startColumn"],
+                                                        "properties": {
+                                                            "startLine": {"type": "integer", "minimum": 1},
+                                                            "startColumn": {"type": "integer", "minimum": 1},
+                                                        },
+                                                    },
+                                                },
+                                            }
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def test_sarif_format(project, capsys):
+    project("mrt004_invented_feedback")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "sarif")
+    assert rc == 1
+    doc = json.loads(out)
+    jsonschema.validate(doc, SARIF_SHAPE)
+    run0 = doc["runs"][0]
+    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == list(CODES)
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run0["results"]] == [
+        ("MRT004", 17), ("MRT004", 22), ("MRT004", 23)
+    ]
+    for r in run0["results"]:
+        assert run0["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
+
+
+def test_statistics(project, capsys):
+    project("mrt004_invented_feedback")
+    project("mrt012_verifier_without_kind")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "mrt012_verifier_without_kind.py", "--statistics")
+    assert rc == 1
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [[c.strip() for c in r] for r in rows] == [["3", "MRT004", "invented-feedback"],
+                                                      ["1", "MRT012", "verifier-without-kind"]]
+
+
+def test_output_file_and_exit_zero(project, capsys, tmp_path):
+    project("mrt012_verifier_without_kind")
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--exit-zero", "-o", "report.txt")
+    assert rc == 0 and out == ""
+    assert "MRT012" in Path("report.txt").read_text()
+
+
+def test_output_is_deterministic(project, capsys):
+    for name in ("mrt001_merged_blocks", "mrt004_invented_feedback", "mrt009_verifier_error"):
+        project(name)
+    first = run(capsys, "lint", ".", "--format", "json")[1]
+    second = run(capsys, "lint", ".", "--format", "json")[1]
+    assert first == second and json.loads(first)
+
+
+# ----------------------------------------------------------------------------------------------- rule command
+def test_rule_command_prints_the_docs(capsys):
+    rc, out, _ = run(capsys, "rule", "MRT003")
+    assert rc == 0
+    assert out.startswith("# instruction-or-meta-in-block (MRT003)")
+    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## References"):
+        assert section in out
+    assert run(capsys, "rule", "invented-feedback")[1].startswith("# invented-feedback (MRT004)")
+    assert run(capsys, "rule", "mrt005")[1].startswith("# reference-not-in-policy-format (MRT005)")
+
+
+def test_rule_all_and_errors(capsys):
+    rc, out, _ = run(capsys, "rule", "--all")
+    assert rc == 0 and [line for line in out.splitlines() if line.startswith("# ")] == [
+        line for line in out.splitlines() if re.match(r"# [a-z-]+ \(MRT\d{3}\)$", line)
+    ]
+    assert out.count("## What it does") == len(CODES)
+    rc, _, err = run(capsys, "rule", "MRT999")
+    assert rc == 2 and "no rule 'MRT999'" in err
+    assert run(capsys, "rule")[0] == 2
+    data = json.loads(run(capsys, "rule", "MRT001", "--format", "json")[1])
+    assert data["code"] == "MRT001" and data["name"] == "merged-blocks"
+
+
+# ----------------------------------------------------------------------------------------------- speed / imports
+def test_lint_does_not_import_torch_or_trl():
+    code = (
+        "import sys\nfrom mrtpo_sdk.cli import main\n"
+        f"rc = main(['lint', {str(REPO / 'tasks' / 'sql.py')!r}, '-q'])\n"
+        "heavy = sorted(m for m in ('torch', 'trl', 'transformers') if m in sys.modules)\n"
+        "print('HEAVY', heavy, 'RC', rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert "HEAVY [] RC 0" in out.stdout, out.stdout + out.stderr
