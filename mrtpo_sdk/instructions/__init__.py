@@ -29,11 +29,49 @@ from mrtpo_sdk.instructions._registry import (
     normalize_kwargs,
 )
 from mrtpo_sdk.instructions._registry import _ensure_loaded
+from mrtpo_sdk.instructions.data import (
+    Constraint,
+    IFExample,
+    InstructionDataError,
+    LoadReport,
+    compose_example,
+    example_from_json,
+    example_to_json,
+    load_examples_jsonl,
+    load_ifeval_jsonl,
+    locate_constraint,
+)
+from mrtpo_sdk.instructions.reference import ReferenceError, build_reference, reference_for
+from mrtpo_sdk.instructions.verifiers import (
+    constraint_type_verifier,
+    constraint_verifier,
+    constraint_verifiers,
+    prompt_without,
+    slot_of,
+)
 
 _ensure_loaded()
 
 __all__ = [
     "CONSTRAINTS",
+    "Constraint",
+    "IFExample",
+    "InstructionDataError",
+    "LoadReport",
+    "ReferenceError",
+    "build_reference",
+    "compose_example",
+    "constraint_type_verifier",
+    "constraint_verifier",
+    "constraint_verifiers",
+    "example_from_json",
+    "example_to_json",
+    "load_examples_jsonl",
+    "load_ifeval_jsonl",
+    "locate_constraint",
+    "prompt_without",
+    "reference_for",
+    "slot_of",
     "LANGUAGE_NAMES",
     "RELATIONS",
     "ConstraintKwargsError",

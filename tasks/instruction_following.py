@@ -1,0 +1,54 @@
+"""Instruction following with verifiable constraints: one reward and one in-prompt block per constraint.
+
+Each prompt is a base instruction plus 1-4 constraint sentences (IFEval's 25 types in train/validation; 12 held-out
+IFBench-style types in the ``unseen`` split). Verifier ``constraint_j`` scores the example's j-th constraint with the
+IFEval reference semantics (strict) and returns ``None`` when the example has fewer than j constraints. The
+information is already in the prompt (spec §3): ``P_all = P_0`` and ``P_\\k`` is the prompt with constraint k's
+sentence left out.
+
+Data: ``tasks/data/instruction_following/{train,validation,unseen}.jsonl`` (made by ``make_data.py`` there);
+``--data FILE.jsonl`` reads the IFEval / RLVR-IF format (``prompt``, ``instruction_id_list``, ``kwargs``) and locates
+each constraint's sentence in the prompt. See ``docs/instruction_following.md``.
+"""
+
+import sys
+from pathlib import Path
+
+from mrtpo_sdk import Task
+from mrtpo_sdk.instructions import constraint_verifiers, load_examples_jsonl, load_ifeval_jsonl, prompt_without
+from mrtpo_sdk.instructions import reference_for
+
+DATA = Path(__file__).parent / "data" / "instruction_following"
+SPLITS = ("train", "validation", "unseen")
+MAX_CONSTRAINTS = 4
+
+
+def examples(split: str = "train", data: str | None = None):
+    if data is not None:
+        loaded, report = load_ifeval_jsonl(data)
+        if report.unlocated:
+            print(f"warning: {report.summary()}; those constraints get uniform token weights", file=sys.stderr)
+        return loaded
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; the bundled splits are {list(SPLITS)}")
+    return load_examples_jsonl(DATA / f"{split}.jsonl")
+
+
+def prompt(example):
+    return example.prompt
+
+
+def reference(example):
+    return reference_for(example)
+
+
+task = Task(
+    name="instruction_following",
+    description="Instruction following: IFEval-semantics constraints, one reward and one in-prompt block each",
+    examples=examples,
+    prompt=prompt,
+    verifiers=constraint_verifiers(MAX_CONSTRAINTS),
+    reference=reference,
+    block_placement="in-prompt",
+    prompt_without=prompt_without,
+)
