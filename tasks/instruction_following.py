@@ -14,7 +14,7 @@ each constraint's sentence in the prompt. See ``docs/instruction_following.md``.
 import sys
 from pathlib import Path
 
-from mrtpo_sdk import Task
+from mrtpo_sdk import MRTPOError, Task
 from mrtpo_sdk.instructions import constraint_verifiers, load_examples_jsonl, load_ifeval_jsonl, prompt_without
 from mrtpo_sdk.instructions import reference_for
 
@@ -30,7 +30,7 @@ def examples(split: str = "train", data: str | None = None):
             print(f"warning: {report.summary()}; those constraints get uniform token weights", file=sys.stderr)
         return loaded
     if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; the bundled splits are {list(SPLITS)}")
+        raise MRTPOError(f"unknown split {split!r}; the bundled splits are {list(SPLITS)}")
     return load_examples_jsonl(DATA / f"{split}.jsonl")
 
 

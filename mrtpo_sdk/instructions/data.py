@@ -96,10 +96,12 @@ class IFExample:
             return self.prompt
         s, e = span
         before, after = self.prompt[:s], self.prompt[e:]
-        if before.endswith(SEPARATOR) and (after.startswith(SEPARATOR) or not after):
-            before = before[: -len(SEPARATOR)]
-        elif not before and after.startswith(SEPARATOR):
-            after = after[len(SEPARATOR) :]
+        if before.endswith(SEPARATOR) and (not after or after[0] in " \n"):
+            before = before[: -len(SEPARATOR)]  # "a. X. b." -> "a. b."; "a. X.\n" -> "a.\n"
+        elif (not before or before.endswith("\n")) and after[:1] in (" ", "\n"):
+            after = after[1:]  # a whole line (or the first sentence) goes with one separator
+        elif before.endswith("\n") and not after:
+            before = before[:-1]  # the last line
         return before + after
 
 
@@ -157,6 +159,8 @@ def _parse_row(row: Any, where: str, *, locate: bool, fallback_id: str | None = 
         raise InstructionDataError(f"{where}: field 'prompt' must be a non-empty string")
     ids = row.get("instruction_id_list")
     kwargs_list = row.get("kwargs")
+    if ids is None and "ground_truth" in row:  # RLVR-IF: ground_truth = JSON {"instruction_id": [...], "kwargs": [...]}
+        ids, kwargs_list = _from_ground_truth(row["ground_truth"], where)
     if isinstance(kwargs_list, str):  # RLVR-IF stores kwargs as a JSON string
         try:
             kwargs_list = json.loads(kwargs_list)
@@ -194,6 +198,23 @@ def _parse_row(row: Any, where: str, *, locate: bool, fallback_id: str | None = 
     base = row.get("base") if isinstance(row.get("base"), str) else None
     meta = row.get("meta") if isinstance(row.get("meta"), Mapping) else {}
     return IFExample(str(rid), prompt, tuple(constraints), base, dict(meta)), problems
+
+
+def _from_ground_truth(gt: Any, where: str) -> tuple[Any, Any]:
+    if isinstance(gt, str):
+        try:
+            gt = json.loads(gt)
+        except ValueError as exc:
+            raise InstructionDataError(f"{where}: field 'ground_truth' is not JSON ({exc})") from None
+    if isinstance(gt, list) and len(gt) == 1:
+        gt = gt[0]
+    if not isinstance(gt, Mapping) or "instruction_id" not in gt:
+        hint = " (rows with 'func_name' are not in the IFEval instruction-id format)" if isinstance(
+            gt, Mapping) and "func_name" in gt else ""
+        raise InstructionDataError(
+            f"{where}: field 'ground_truth' must hold {{\"instruction_id\": [...], \"kwargs\": [...]}}{hint}"
+        )
+    return gt.get("instruction_id"), gt.get("kwargs")
 
 
 # ============================================================================================ locating spans
@@ -257,26 +278,31 @@ def _anchors(cid: str, kw: Mapping[str, Any]) -> list[tuple[str, ...]]:
     return groups
 
 
+_MARKER_ONLY = re.compile(r"\s*(?:\d{1,3}[.)]|[-*\u2022])?\s*")
+_LIST_ITEM = re.compile(r"[ \t]*(?:\d{1,3}[.)]|[-*\u2022])[ \t]+\S")
+
+
 def _sentences(prompt: str) -> list[tuple[int, int]]:
-    """Punkt sentences, further cut at blank lines and at line starts that open a new item."""
-    out = []
-    for s, e in sentence_spans(prompt):
-        start = s
-        for m in re.finditer(r"\n\s*\n", prompt[s:e]):
-            cut = s + m.start()
-            if prompt[start:cut].strip():
-                out.append((start, cut))
-            start = s + m.end()
-        if prompt[start:e].strip():
-            out.append((start, e))
-    # Punkt ends a sentence after "i.e." or "e.g."; a fragment of one or two words belongs to the sentence before it
-    merged: list[tuple[int, int]] = []
-    for s, e in out:
-        if merged and len(prompt[s:e].split()) <= 2 and "\n" not in prompt[merged[-1][1] : s]:
-            merged[-1] = (merged[-1][0], e)
-        else:
-            merged.append((s, e))
-    return merged
+    """Units a constraint can occupy: a whole line for list-item lines (``1. ...``, ``- ...``), else the Punkt
+    sentences of the line, with fragments of one or two words (Punkt ends a sentence after "i.e.") joined to the
+    sentence before them."""
+    out: list[tuple[int, int]] = []
+    offset = 0
+    for line in prompt.split("\n"):
+        if line.strip():
+            if _LIST_ITEM.match(line):
+                lead = len(line) - len(line.lstrip())
+                out.append((offset + lead, offset + len(line.rstrip())))
+            else:
+                first = True
+                for s, e in sentence_spans(line):
+                    if not first and len(line[s:e].split()) <= 2:
+                        out[-1] = (out[-1][0], offset + e)
+                    else:
+                        out.append((offset + s, offset + e))
+                    first = False
+        offset += len(line) + 1
+    return out
 
 
 def locate_constraint(prompt: str, cid: str, kwargs: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -289,7 +315,11 @@ def locate_constraint(prompt: str, cid: str, kwargs: Mapping[str, Any]) -> tuple
     rendered = describe(cid, kw)
     i = prompt.rfind(rendered)
     if i != -1:
-        return (i, i + len(rendered))
+        span = (i, i + len(rendered))
+        for s, e in _sentences(prompt):  # a list item "2. <sentence>" goes whole, marker included
+            if s <= span[0] and span[1] <= e and _MARKER_ONLY.fullmatch(prompt[s : span[0]] + prompt[span[1] : e]):
+                return (s, e)
+        return span
     groups = _anchors(cid, kw)
     if not groups or groups == [("",)]:
         return None

@@ -1,0 +1,100 @@
+"""The bundled task: splits, slot verifiers, in-prompt replay contexts, references that earn full reward."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk import MRTPOError, load_task
+from mrtpo_sdk.instructions import (
+    IFExample,
+    ReferenceError,
+    build_reference,
+    compose_example,
+    constraint_ids,
+    constraint_type_verifier,
+    describe,
+)
+
+TASK_FILE = Path(__file__).parents[2] / "tasks" / "instruction_following.py"
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_task(str(TASK_FILE))
+
+
+@pytest.fixture(scope="module")
+def splits(task):
+    return {s: task.load_examples(s) for s in ("train", "validation", "unseen")}
+
+
+def test_splits_sizes_and_constraint_types(task, splits) -> None:
+    assert task.block_placement == "in-prompt"
+    assert task.verifier_names == ["constraint_1", "constraint_2", "constraint_3", "constraint_4"]
+    assert all(v.kind == "constraint" for v in task.verifiers)
+    assert len(splits["train"]) >= 300 and len(splits["validation"]) >= 50 and len(splits["unseen"]) >= 100
+    seen, unseen = set(constraint_ids(unseen=False)), set(constraint_ids(unseen=True))
+    for split in ("train", "validation"):
+        types = Counter(c.id for ex in splits[split] for c in ex.constraints)
+        assert set(types) <= seen
+    assert set(Counter(c.id for ex in splits["train"] for c in ex.constraints)) == seen
+    unseen_types = {c.id for ex in splits["unseen"] for c in ex.constraints}
+    assert unseen_types >= unseen  # every held-out type is evaluated
+    assert all(any(c.id in unseen for c in ex.constraints) for ex in splits["unseen"])
+    sizes = Counter(len(ex.constraints) for ex in splits["train"])
+    assert set(sizes) == {1, 2, 3, 4}
+    with pytest.raises(MRTPOError, match="unknown split"):
+        task.load_examples("test")
+
+
+def test_every_reference_earns_full_reward_from_every_verifier(task, splits) -> None:
+    for split, examples in splits.items():
+        for ex in examples:
+            ref = task.reference_completion(ex)
+            results = task.score(ex, ref)
+            for j, r in enumerate(results):
+                if j < len(ex.constraints):
+                    assert r is not None and r.reward == 1.0, (split, ex.id, j, ex.constraints[j].id, ref)
+                    assert r.block == ex.sentence(j) and r.block in ex.prompt
+                else:
+                    assert r is None
+
+
+def test_verifier_rewards_and_blocks_on_a_bad_completion(task, splits) -> None:
+    ex = next(e for e in splits["train"] if len(e.constraints) == 3)
+    results = task.score(ex, "")
+    assert [r.reward for r in results[:3]] == [0.0, 0.0, 0.0]  # strict: an empty response follows nothing
+    assert [r.block for r in results[:3]] == [describe(c.id, c.kwargs) for c in ex.constraints]
+    assert results[3] is None
+
+
+def test_replay_contexts_leave_out_exactly_one_constraint_sentence(task, splits) -> None:
+    ex = next(e for e in splits["train"] if len(e.constraints) == 3)
+    blocks = [r.block if r else "" for r in task.score(ex, task.reference_completion(ex))]
+    p0 = task.rollout_prompt(ex)
+    for k in range(3):
+        p_all, p_k = task.replay_prompts(ex, blocks, k)
+        assert p_all == p0  # in-prompt: the information is already there
+        sentence = ex.sentence(k)
+        assert sentence and sentence not in p_k
+        assert len(p_all) - len(p_k) == len(sentence) + 1  # the sentence and one separator
+        assert p_k == p_all.replace(" " + sentence, "", 1)
+    # slot 4 does not apply to this example: its context is the prompt itself
+    assert task.replay_prompts(ex, blocks, 3) == (p0, p0)
+
+
+def test_type_keyed_verifier_and_reference_failures() -> None:
+    ex = compose_example("t", "Write about tea.", [("punctuation:no_comma", {}), ("detectable_format:title", {})])
+    v = constraint_type_verifier("detectable_format:title")
+    assert v.name == "detectable_format_title" and v.kind == "constraint"
+    assert v.score(ex, "<<Tea>> Hot tea.").reward == 1.0
+    assert v.score(ex, "Hot tea.").reward == 0.0
+    assert constraint_type_verifier("startend:quotation").score(ex, "x") is None
+    with pytest.raises(MRTPOError, match="expected an IFExample"):
+        v.score({"id": "x"}, "text")
+    with pytest.raises(ReferenceError, match="english_capital|english_lowercase"):
+        build_reference([("change_case:english_capital", {}), ("change_case:english_lowercase", {})])
+    assert isinstance(ex, IFExample)
