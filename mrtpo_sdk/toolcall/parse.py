@@ -67,8 +67,9 @@ class ParsedResponse:
 
     Attributes:
         think: the text inside the leading think block (``None`` if there is no well-formed one).
-        calls: the calls, in order, when the call part (after the last ``</think>``, or the whole text if there is
-            none) is only well-formed call blocks; ``None`` when it is not. ``()`` means "no call".
+        calls: the calls, in order, when the call part (after the think block's ``</think>``, or the whole text
+            when the response opens with a call or has no ``</think>``) is only well-formed call blocks; ``None``
+            when it is not. ``()`` means "no call".
         error: ``""`` when the whole response follows the format; otherwise a noun phrase naming the first flaw,
             written to follow "This response has ..." (e.g. ``"no <think> block at the start"``).
     """
@@ -100,12 +101,10 @@ def parse_tool_response(text: Any) -> ParsedResponse:
     if not text.strip():
         return ParsedResponse(None, None, "no text at all")
 
-    # The call part: everything after the last </think> (or the whole text when there is none).
-    cut = text.rfind(THINK_CLOSE)
-    head, tail = (text[: cut + len(THINK_CLOSE)], text[cut + len(THINK_CLOSE) :]) if cut >= 0 else ("", text)
+    think, tail, think_error = _split_think(text)
     calls, call_error = _parse_calls(tail)
-    think, think_error = _parse_think(head, text)
-    return ParsedResponse(think, calls, think_error or call_error)
+    error = think_error or call_error
+    return ParsedResponse(None if error else think, calls, error)
 
 
 def response_calls(text: Any) -> tuple[ToolCall, ...] | None:
@@ -124,35 +123,39 @@ def response_calls(text: Any) -> tuple[ToolCall, ...] | None:
     return None
 
 
-def _parse_think(head: str, text: str) -> tuple[str | None, str]:
-    if not head:
-        if THINK_OPEN in text:
-            return None, f"a {THINK_OPEN} block that is never closed with {THINK_CLOSE}"
-        return None, f"no {THINK_OPEN} block at the start"
-    stripped = head.lstrip()
-    if not stripped.startswith(THINK_OPEN):
-        if THINK_OPEN in stripped:
-            return None, f"text before the {THINK_OPEN} block: {stripped[:40]!r}"
-        return None, f"a {THINK_CLOSE} tag with no {THINK_OPEN} block at the start"
-    inner = stripped[len(THINK_OPEN) : -len(THINK_CLOSE)]
-    opens, closes = inner.count(THINK_OPEN), inner.count(THINK_CLOSE)
-    if opens:
-        return None, f"{opens + 1} {THINK_OPEN} blocks instead of one"
-    if closes:
-        return None, f"{closes + 1} {THINK_CLOSE} tags instead of one"
-    for tag in (CALL_OPEN, CALL_CLOSE):
-        if tag in inner:
-            return None, f"a {tag} tag inside the {THINK_OPEN} block"
-    return inner, ""
+def _split_think(text: str) -> tuple[str | None, str, str]:
+    """``(think, call part, error)``: the think block ends at the first ``</think>`` after the leading ``<think>``."""
+    body = text.lstrip()
+    offset = len(text) - len(body)
+    if body.startswith(THINK_OPEN):
+        close = text.find(THINK_CLOSE, offset)
+        if close < 0:
+            return None, text[offset + len(THINK_OPEN) :], f"a {THINK_OPEN} block that is never closed with {THINK_CLOSE}"
+        inner, tail = text[offset + len(THINK_OPEN) : close], text[close + len(THINK_CLOSE) :]
+        for tag in (THINK_OPEN, CALL_OPEN, CALL_CLOSE):
+            if tag in inner:
+                what = f"2 {THINK_OPEN} blocks instead of one" if tag == THINK_OPEN else f"a {tag} tag inside the {THINK_OPEN} block"
+                return None, tail, what
+        return inner, tail, ""
+    if body.startswith(CALL_OPEN) or THINK_CLOSE not in text:
+        return None, text, f"no {THINK_OPEN} block at the start"
+    close = text.find(THINK_CLOSE)
+    head, tail = text[:close], text[close + len(THINK_CLOSE) :]
+    if THINK_OPEN in head:
+        return None, tail, f"text before the {THINK_OPEN} block: {body[: body.find(THINK_OPEN)][:40]!r}"
+    return None, tail, f"a {THINK_CLOSE} tag with no {THINK_OPEN} block at the start"
 
 
 def _parse_calls(tail: str) -> tuple[tuple[ToolCall, ...] | None, str]:
+    """Parse the call part. A further think block or a stray ``</think>`` between calls is a format flaw (the
+    error is set) but does not hide the calls; anything else that is not a call block makes ``calls`` ``None``."""
     calls: list[ToolCall] = []
+    flaw = ""
     i, n = 0, len(tail)
     while True:
         j = _skip_ws(tail, i)
         if j == n:
-            return tuple(calls), ""
+            return tuple(calls), flaw
         if tail.startswith(CALL_OPEN, j):
             body_start = _skip_ws(tail, j + len(CALL_OPEN))
             value, end, err = _json_value(tail, body_start)
@@ -170,11 +173,19 @@ def _parse_calls(tail: str) -> tuple[tuple[ToolCall, ...] | None, str]:
             calls.append(call)
             i = k + len(CALL_CLOSE)
             continue
-        for tag in _TAGS:
-            if tail.startswith(tag, j):
-                if tag == THINK_OPEN:
-                    return None, f"a second {THINK_OPEN} block after the first one"
-                return None, f"a stray {tag} tag"
+        if tail.startswith(THINK_OPEN, j):
+            close = tail.find(THINK_CLOSE, j)
+            if close < 0:
+                return None, f"a second {THINK_OPEN} block that is never closed"
+            flaw = flaw or f"2 {THINK_OPEN} blocks instead of one"
+            i = close + len(THINK_CLOSE)
+            continue
+        if tail.startswith(THINK_CLOSE, j):
+            flaw = flaw or f"2 {THINK_CLOSE} tags instead of one"
+            i = j + len(THINK_CLOSE)
+            continue
+        if tail.startswith(CALL_CLOSE, j):
+            return None, f"a stray {CALL_CLOSE} tag"
         where = "after the last call" if calls else f"after the {THINK_CLOSE} tag"
         return None, f"text {where} that is not a {CALL_OPEN} block: {tail[j : j + 40]!r}"
 
