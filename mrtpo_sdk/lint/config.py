@@ -20,7 +20,9 @@ a layer that sets ``select`` starts from nothing.
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,19 +96,25 @@ class Settings:
 
 
 def _matches(path: Path, pattern: str, root: Path, parts: bool = False) -> bool:
-    path = path.resolve()
-    try:
-        rel = path.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        rel = path.as_posix()
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, _abs(root)).replace(os.sep, "/")
+    if rel.startswith(".."):
+        rel = absolute.replace(os.sep, "/")
     pattern = pattern.rstrip("/")
-    if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern + "/*"):
+    name = os.path.basename(absolute)
+    if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern + "/*"):
         return True
     if parts:
-        return any(fnmatch.fnmatch(part, pattern) for part in Path(rel).parts) or any(
-            fnmatch.fnmatch("/".join(Path(rel).parts[: n + 1]), pattern) for n in range(len(Path(rel).parts))
+        pieces = rel.split("/")
+        return any(fnmatch.fnmatch(p, pattern) for p in pieces) or any(
+            fnmatch.fnmatch("/".join(pieces[: n + 1]), pattern) for n in range(len(pieces))
         )
     return False
+
+
+@lru_cache(maxsize=64)
+def _abs(root: Path) -> str:
+    return os.path.abspath(root)
 
 
 def resolve_codes(layers: list[Layer]) -> set[str]:
@@ -148,15 +156,27 @@ def find_config(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.mrtpo-sdk.lint]`` section."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{candidate}: not valid TOML ({exc})") from exc
-            if isinstance(data.get("tool", {}).get("mrtpo-sdk", {}).get("lint"), dict):
-                return candidate
+        if _has_lint_section(folder / "pyproject.toml", _mtime(folder / "pyproject.toml")):
+            return folder / "pyproject.toml"
     return None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _has_lint_section(candidate: Path, mtime: float | None) -> bool:
+    if mtime is None or not candidate.is_file():
+        return False
+    try:
+        data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{candidate}: not valid TOML ({exc})") from exc
+    return isinstance(data.get("tool", {}).get("mrtpo-sdk", {}).get("lint"), dict)
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ naming the verifier, the example and the probe.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -60,14 +61,27 @@ class LintReport:
 
 # ---------------------------------------------------------------------------------------------- discovery
 def declares_task(src: SourceFile) -> bool:
-    """True when the file's syntax tree calls ``Task(...)`` (scanned before importing, like inspect_ai)."""
+    """True when the file assigns a ``Task(...)`` at module level (scanned before importing, like inspect_ai).
+
+    Files that build tasks only inside functions (tests, factories) are not task files and are not imported
+    when a folder is scanned; pass such a file explicitly to lint the tasks its import creates.
+    """
     if src.tree is None:
         return False
-    for node in ast.walk(src.tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            if (isinstance(f, ast.Name) and f.id == "Task") or (isinstance(f, ast.Attribute) and f.attr == "Task"):
-                return True
+    for stmt in src.tree.body:
+        if isinstance(stmt, ast.AnnAssign) and (
+            (isinstance(stmt.annotation, ast.Name) and stmt.annotation.id == "Task")
+            or (isinstance(stmt.annotation, ast.Attribute) and stmt.annotation.attr == "Task")
+        ):
+            return True
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            continue
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                f = node.func
+                if (isinstance(f, ast.Name) and f.id == "Task") or (isinstance(f, ast.Attribute) and f.attr == "Task"):
+                    return True
     return False
 
 
@@ -86,8 +100,12 @@ def discover(paths: Iterable[Path], settings_of: Callable[[Path], Settings]) -> 
         if path.is_file():
             files.append(path)
             continue
-        for f in sorted(path.rglob("*.py")):
-            if settings_of(f).is_excluded(f):
+        for f in _walk(path, settings_of):
+            try:
+                text = f.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if not re.search(r"\bTask\b", text):  # cheap pre-check before parsing
                 continue
             src = source_file(f)
             if src is None:
@@ -106,6 +124,16 @@ def discover(paths: Iterable[Path], settings_of: Callable[[Path], Settings]) -> 
             seen.add(r)
             unique.append(f)
     return unique, errors
+
+
+def _walk(folder: Path, settings_of: Callable[[Path], Settings]) -> list[Path]:
+    """The ``.py`` files under ``folder``, in sorted order, without descending into excluded folders."""
+    out: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        dirs[:] = sorted(d for d in dirs if not settings_of(here / d).is_excluded(here / d))
+        out.extend(here / n for n in sorted(names) if n.endswith(".py") and not settings_of(here / n).is_excluded(here / n))
+    return out
 
 
 def _syntax_error(path: Path) -> Finding:
@@ -399,13 +427,15 @@ def lint_paths(
     cli = cli or Layer()
     cache: dict[Path | None, Settings] = {}
 
+    fallback = None if isolated or config is not None else find_config(Path.cwd())
+
     def settings_of(p: Path) -> Settings:
         if isolated:
             cfg = None
         elif config is not None:
             cfg = config
         else:
-            cfg = find_config(p.parent if p.is_file() or not p.exists() else p) or find_config(Path.cwd())
+            cfg = find_config(p if p.is_dir() else p.parent) or fallback
         if cfg not in cache:
             cache[cfg] = settings_for(cfg, cli, examples=examples, split=split, extend_exclude=extend_exclude)
         return cache[cfg]
@@ -416,6 +446,8 @@ def lint_paths(
     for path in files:
         settings = settings_of(path)
         enabled = settings.enabled_codes(path)
+        if not enabled:  # every rule is off for this file: do not import it
+            continue
         found, ntasks = lint_file(path, settings, enabled)
         report.files += 1
         report.tasks += ntasks

@@ -39,7 +39,8 @@ class SourceFile:
         path: the file.
         text: its source.
         tree: its syntax tree (``None`` when it does not parse).
-        noqa: line (1-based) -> codes suppressed on that line (empty set = every code, a bare ``# noqa``).
+        noqa: line (1-based) -> codes suppressed on that line (empty set = every code, a bare ``# noqa``);
+            read from the comments on first use.
         file_noqa: codes suppressed in the whole file (``# mrtpo-sdk: noqa: MRT003``); empty set = every code;
             ``None`` when the file has no such comment.
     """
@@ -47,10 +48,22 @@ class SourceFile:
     path: Path
     text: str
     tree: ast.Module | None
-    noqa: dict[int, set[str]] = field(default_factory=dict)
-    file_noqa: set[str] | None = None
+    _noqa: dict[int, set[str]] | None = None
+    _file_noqa: set[str] | None = None
     constants: dict[str, ast.expr] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+
+    @property
+    def noqa(self) -> dict[int, set[str]]:
+        if self._noqa is None:
+            self._noqa = {}
+            _read_comments(self)
+        return self._noqa
+
+    @property
+    def file_noqa(self) -> set[str] | None:
+        self.noqa  # noqa: B018 - reads the comments once
+        return self._file_noqa
 
     def suppressed(self, code: str, lines: set[int]) -> bool:
         """True when ``code`` is suppressed in the file or by a ``# noqa`` on one of ``lines``."""
@@ -61,6 +74,33 @@ class SourceFile:
             if codes is not None and (not codes or code in codes):
                 return True
         return False
+
+
+def _read_comments(src: "SourceFile") -> None:
+    text = src.text
+    assert src._noqa is not None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type != tokenize.COMMENT:
+                continue
+            m = _FILE_NOQA.match(tok.string)
+            if m:
+                codes = _codes(m.group("codes"))
+                if src._file_noqa is None:
+                    src._file_noqa = codes
+                elif src._file_noqa and codes:
+                    src._file_noqa |= codes
+                else:
+                    src._file_noqa = set()
+                continue
+            m = _NOQA.search(tok.string)
+            if m:
+                line = tok.start[0]
+                codes = _codes(m.group("codes"))
+                prev = src._noqa.get(line)
+                src._noqa[line] = set() if (prev is not None and not prev) or not codes else (prev or set()) | codes
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
 
 
 def _codes(group: str | None) -> set[str]:
@@ -76,28 +116,6 @@ def _parse(path_str: str, mtime: float) -> SourceFile:
     except SyntaxError:
         tree = None
     src = SourceFile(path=path, text=text, tree=tree)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type != tokenize.COMMENT:
-                continue
-            m = _FILE_NOQA.match(tok.string)
-            if m:
-                codes = _codes(m.group("codes"))
-                if src.file_noqa is None:
-                    src.file_noqa = codes
-                elif src.file_noqa and codes:
-                    src.file_noqa |= codes
-                else:
-                    src.file_noqa = set()
-                continue
-            m = _NOQA.search(tok.string)
-            if m:
-                line = tok.start[0]
-                codes = _codes(m.group("codes"))
-                prev = src.noqa.get(line)
-                src.noqa[line] = set() if (prev is not None and not prev) or not codes else (prev or set()) | codes
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
     if tree is not None:
         for node in tree.body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
