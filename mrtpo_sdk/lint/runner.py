@@ -178,7 +178,8 @@ def author_probes(module: Any, example: Any, where: str) -> list[str]:
 
 def make_probes(references: list[str | None], extra: list[list[str]]) -> list[list[Probe]]:
     """Per example: the reference, ``empty``, ``no-markup`` (fences/tags stripped), ``truncated`` (first half),
-    ``other-reference`` (the next sampled example's reference: right format, wrong content), then the author's."""
+    ``other-reference`` (the next sampled example's reference that differs: right format, wrong content), then
+    the probes the task file declares (``declared-1``, ...)."""
     probes: list[list[Probe]] = []
     n = len(references)
     for i, ref in enumerate(references):
@@ -194,7 +195,7 @@ def make_probes(references: list[str | None], extra: list[list[str]]) -> list[li
                 if other is not None and other.strip() != ref.strip():
                     cand.append(Probe("other-reference", other))
                     break
-        cand.extend(Probe(f"author[{j}]", s) for j, s in enumerate(extra[i]))
+        cand.extend(Probe(f"declared-{j + 1}", s) for j, s in enumerate(extra[i]))
         seen: set[str] = set()
         unique = []
         for p in cand:

@@ -153,9 +153,9 @@ def test_make_probes():
     probes = make_probes(refs, [["extra"], [], []])
     assert [(p.label, p.text) for p in probes[0]] == [
         ("reference", refs[0]), ("empty", ""), ("no-markup", "SELECT 1"), ("truncated", refs[0][:9]),
-        ("other-reference", refs[1]), ("author[0]", "extra"),
+        ("other-reference", refs[1]), ("declared-1", "extra"),
     ]
-    # example 2's next different reference wraps around to example 0? no: it is identical, so example 1's is used
+    # example 2's next reference (example 0's) is the same text, so the one after it (example 1's) is used
     assert [p for p in probes[2] if p.label == "other-reference"][0].text == refs[1]
     no_ref = make_probes([None], [[]])
     assert [p.label for p in no_ref[0]] == ["empty"]

@@ -378,3 +378,39 @@ def test_lint_does_not_import_torch_or_trl():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert "HEAVY [] RC 0" in out.stdout, out.stdout + out.stderr
+
+
+# ----------------------------------------------------------------------------------------------- task functions
+def test_task_whose_reference_raises_is_a_load_error_naming_the_example(project, capsys):
+    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
+        "reference=reference)", "reference=lambda example: example['missing'])"))
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
+    assert rc == 2
+    (line,) = out.splitlines()[:1]
+    assert line.startswith("mrt012_verifier_without_kind_clean.py:31:1: error: task 'tools' (task): ")
+    assert "reference(example 'w1') raised KeyError" in line
+
+
+def test_declared_probes_reach_the_verifiers(project, capsys):
+    def edit(text):
+        text = text.replace("PROBES = [BAD_ARGUMENT]\n", "")
+        text = text.replace("errors = schema_errors(call)\n", "errors = schema_errors(call)\n    assert call['name'] != 'crash'\n")
+        return text + "\n\ndef lint_probes(example):\n    return ['<tool_call>{\"name\": \"crash\", \"arguments\": {}}</tool_call>']\n"
+
+    project("mrt012_verifier_without_kind_clean", edit=edit)
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
+    assert rc == 1
+    (m,) = finding_lines(out)
+    assert m["code"] == "MRT009" and "AssertionError" in m["msg"] and "probe=declared-1" in m["ctx"]
+
+
+def test_bad_declared_probes_are_a_load_error(project, capsys):
+    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace("PROBES = [BAD_ARGUMENT]", "PROBES = 3"))
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
+    assert rc == 2 and "PROBES must be a list of completion strings" in out
+
+
+def test_file_without_task_given_explicitly_is_an_error(project, capsys):
+    Path("helper.py").write_text("X = 1\n")
+    rc, out, _ = run(capsys, "lint", "helper.py")
+    assert rc == 2 and "helper.py:1:1: error: declares no Task" in out

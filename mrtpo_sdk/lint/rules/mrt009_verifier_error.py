@@ -81,7 +81,8 @@ class VerifierErrorRule(Rule):
                                key=f"contract:{msg[:40]}")
         text = " ".join(str(cause).split())[:160]
         return ctx.finding(
-            self.code, k, f"the verifier raises {type(cause).__name__}: {text} on the {probe} probe; model output "
+            self.code, k, f"the verifier raises {type(cause).__name__}{': ' + text if text else ''} on the {probe} "
+            f"probe; model output "
             f"is untrusted, so parse defensively and score a malformed answer as a genuine 0",
             example=i, probe=probe, key=f"raises:{type(cause).__name__}",
         )
