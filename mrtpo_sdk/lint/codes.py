@@ -25,6 +25,7 @@ CODES: dict[str, str] = {
     "MRT010": "mrt010_unrewarded_reference_completion",
     "MRT011": "mrt011_missing_reference_completion",
     "MRT012": "mrt012_verifier_without_kind",
+    "MRT013": "mrt013_unused_noqa",
 }
 
 REMOVED: dict[str, str] = {}

@@ -20,13 +20,14 @@ from ..errors import MRTPOError, TaskLoadError, VerifierError
 from ..task import Task, example_id
 from ..verifier import Verifier
 from . import text as T
-from .codes import all_rules
+from .codes import all_rules, get_rule
 from .config import ConfigError, Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
 __all__ = ["LintReport", "lint_paths", "discover", "build_context", "sample_indexes", "make_probes"]
 
+UNUSED_NOQA = "MRT013"
 PROBES_FUNCTION = "lint_probes"
 PROBES_CONSTANT = "PROBES"
 
@@ -453,13 +454,21 @@ def lint_paths(
         report.files += 1
         report.tasks += ntasks
         src = source_file(path)
+        used: set[tuple[int, str]] = set()
         for f in found:
             if f.code is not None:
                 if f.code not in enabled:
                     continue
-                if src is not None and src.suppressed(f.code, {f.line} | f.noqa_lines):
+                by = src.suppressed_by(f.code, {f.line} | f.noqa_lines) if src is not None else None
+                if by is not None:
+                    used.add((by, f.code))
                     continue
             findings.append(f)
+        if UNUSED_NOQA in enabled and src is not None and not any(f.is_error for f in found):
+            rule = get_rule(UNUSED_NOQA)
+            for f in rule.check_file(path, src, used, enabled):  # type: ignore[attr-defined]
+                if src.suppressed_by(UNUSED_NOQA, {f.line}) is None:
+                    findings.append(f)
     report.findings = merge(findings)
     report.seconds = time.perf_counter() - start
     return report

@@ -67,13 +67,18 @@ class SourceFile:
 
     def suppressed(self, code: str, lines: set[int]) -> bool:
         """True when ``code`` is suppressed in the file or by a ``# noqa`` on one of ``lines``."""
+        return self.suppressed_by(code, lines) is not None
+
+    def suppressed_by(self, code: str, lines: set[int]) -> int | None:
+        """What suppresses ``code`` on ``lines``: ``0`` for the file-level comment, the line of the ``# noqa``
+        comment, or ``None`` when nothing does."""
         if self.file_noqa is not None and (not self.file_noqa or code in self.file_noqa):
-            return True
-        for line in lines:
+            return 0
+        for line in sorted(lines):
             codes = self.noqa.get(line)
             if codes is not None and (not codes or code in codes):
-                return True
-        return False
+                return line
+        return None
 
 
 def _read_comments(src: "SourceFile") -> None:

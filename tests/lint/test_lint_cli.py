@@ -414,3 +414,16 @@ def test_file_without_task_given_explicitly_is_an_error(project, capsys):
     Path("helper.py").write_text("X = 1\n")
     rc, out, _ = run(capsys, "lint", "helper.py")
     assert rc == 2 and "helper.py:1:1: error: declares no Task" in out
+
+
+def test_unused_noqa_ignores_other_tools_codes_and_bare_noqa(project, capsys):
+    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
+        "def call_format(example, completion):", "def call_format(example, completion):  # noqa: E501"
+    ).replace("def call_match(example, completion):", "def call_match(example, completion):  # noqa"))
+    assert run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")[0] == 0
+    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
+        "def call_match(example, completion):", "def call_match(example, completion):  # noqa: MRT005"))
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
+    assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT013"]
+    # not judged when the code is not enabled
+    assert run(capsys, "lint", "mrt012_verifier_without_kind_clean.py", "--ignore", "MRT005")[0] == 0
