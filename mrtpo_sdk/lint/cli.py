@@ -7,6 +7,7 @@ be linted (the other files are still linted and reported).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -50,6 +51,9 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--extend-exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only (no summary when clean)")
+    p.add_argument("--show-files", action="store_true", help="list the task files that would be linted, and exit")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colored text output (auto: on a terminal, unless NO_COLOR is set)")
     return p
 
 
@@ -70,8 +74,17 @@ def lint_command(argv: list[str]) -> int:
             extend_select=_selectors(args.extend_select, "--extend-select"),
             ignore=_selectors(args.ignore, "--ignore"),
         )
-        from .reporters import render
-        from .runner import lint_paths
+        from .reporters import display_path, render
+        from .runner import lint_paths, show_files
+
+        if args.show_files:
+            files, errors = show_files(args.paths or ["."], config=Path(args.config) if args.config else None,
+                                       isolated=args.isolated, extend_exclude=args.extend_exclude)
+            for f in files:
+                print(display_path(f))
+            for e in errors:
+                print(f"{display_path(e.path)}:{e.line}:{e.col}: error: {e.message}", file=sys.stderr)
+            return 2 if errors else 0
 
         report = lint_paths(
             args.paths or ["."],
@@ -85,7 +98,10 @@ def lint_command(argv: list[str]) -> int:
     except MRTPOError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    text = render(report, args.format, show_statistics=args.statistics, quiet=args.quiet)
+    color = args.color == "always" or (
+        args.color == "auto" and not args.output_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
+    text = render(report, args.format, show_statistics=args.statistics, quiet=args.quiet, color=color)
     if args.output_file:
         Path(args.output_file).write_text(text + "\n", encoding="utf-8")
     elif text:

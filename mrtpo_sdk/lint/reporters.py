@@ -29,10 +29,19 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def line_of(f: Finding) -> str:
-    """``path:line:col: CODE message [verifier=..., example=...]`` (``error:`` instead of a code for load errors)."""
+_BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
+
+
+def line_of(f: Finding, color: bool = False) -> str:
+    """``path:line:col: CODE message [verifier=..., example=...]`` (``error:`` instead of a code for load errors);
+    with ``color``, ANSI colors like ruff's (bold path, red code, dim context)."""
     code = f.code if f.code else "error:"
-    return f"{display_path(f.path)}:{f.line}:{f.col}: {code} {f.message}{f.context()}"
+    if not color:
+        return f"{display_path(f.path)}:{f.line}:{f.col}: {code} {f.message}{f.context()}"
+    return (
+        f"{_BOLD}{display_path(f.path)}{_RESET}{_CYAN}:{_RESET}{f.line}{_CYAN}:{_RESET}{f.col}{_CYAN}:{_RESET} "
+        f"{_BOLD}{_RED}{code}{_RESET} {f.message}{_DIM}{f.context()}{_RESET}"
+    )
 
 
 def statistics(report: LintReport) -> str:
@@ -146,8 +155,10 @@ def _sarif(report: LintReport) -> str:
     return json.dumps(doc, indent=2)
 
 
-def render(report: LintReport, fmt: str = "text", *, show_statistics: bool = False, quiet: bool = False) -> str:
-    """The report in ``fmt`` (one of :data:`FORMATS`)."""
+def render(
+    report: LintReport, fmt: str = "text", *, show_statistics: bool = False, quiet: bool = False, color: bool = False
+) -> str:
+    """The report in ``fmt`` (one of :data:`FORMATS`); ``color`` applies to the text format only."""
     if show_statistics:
         if fmt == "json":
             counts = Counter(f.code for f in report.problems)
@@ -161,7 +172,7 @@ def render(report: LintReport, fmt: str = "text", *, show_statistics: bool = Fal
         return _github(report)
     if fmt == "sarif":
         return _sarif(report)
-    lines = [line_of(f) for f in report.findings]
+    lines = [line_of(f, color) for f in report.findings]
     if not quiet or report.findings:
         lines.append(summary(report))
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError, TaskLoadError, VerifierError
+from ..loader import split_task_spec
 from ..task import Task, example_id
 from ..verifier import Verifier
 from . import text as T
@@ -347,8 +348,11 @@ def _load_error(path: Path, exc: Exception) -> Finding:
     return Finding(None, msg, path, line, 1)
 
 
-def lint_file(path: Path, settings: Settings, enabled: set[str] | None = None) -> tuple[list[Finding], int]:
-    """Lint one task file; returns its findings (unfiltered by noqa) and the number of tasks linted."""
+def lint_file(
+    path: Path, settings: Settings, enabled: set[str] | None = None, only: set[str] | None = None
+) -> tuple[list[Finding], int]:
+    """Lint one task file (only the tasks named in ``only``, by variable or task name, if given); returns its
+    findings (unfiltered by noqa) and the number of tasks linted."""
     from ..loader import _import_file, find_tasks
 
     src = source_file(path)
@@ -363,6 +367,12 @@ def lint_file(path: Path, settings: Settings, enabled: set[str] | None = None) -
         return [_load_error(path, exc)], 0
     if not tasks:
         return [Finding(None, "declares no Task; assign one at module level, e.g. task = Task(...)", path, 1, 1)], 0
+    if only:
+        unknown = sorted(n for n in only if n not in tasks and not any(t.name == n for t in tasks.values()))
+        if unknown:
+            return [Finding(None, f"no task named {unknown[0]!r}; it declares {', '.join(sorted(tasks))}", path, 1,
+                            1)], 0
+        tasks = {v: t for v, t in tasks.items() if v in only or t.name in only}
     rules = [r for r in all_rules() if enabled is None or r.code in enabled]
     findings: list[Finding] = []
     for var, task in tasks.items():
@@ -397,6 +407,23 @@ def merge(findings: list[Finding]) -> list[Finding]:
         else:
             merged[key] = f
     return sorted(merged.values(), key=lambda f: (str(f.path), f.line, f.col, f.code or "", f.message))
+
+
+def show_files(
+    paths: list[str | Path], *, config: Path | None = None, isolated: bool = False,
+    extend_exclude: list[str] | None = None,
+) -> tuple[list[Path], list[Finding]]:
+    """The task files ``lint_paths`` would lint (nothing is imported), and the path errors."""
+    cache: dict[Path | None, Settings] = {}
+    fallback = None if isolated or config is not None else find_config(Path.cwd())
+
+    def settings_of(p: Path) -> Settings:
+        cfg = None if isolated else config if config is not None else find_config(p if p.is_dir() else p.parent) or fallback
+        if cfg not in cache:
+            cache[cfg] = settings_for(cfg, Layer(), extend_exclude=extend_exclude)
+        return cache[cfg]
+
+    return discover([split_task_spec(str(p))[0] if not Path(str(p)).exists() else Path(p) for p in paths], settings_of)
 
 
 def lint_paths(
@@ -443,14 +470,26 @@ def lint_paths(
         return cache[cfg]
 
     report = LintReport()
-    files, errors = discover([Path(p) for p in paths], settings_of)
+    plain: list[Path] = []
+    only: dict[Path, set[str] | None] = {}
+    for p in paths:
+        path, name = split_task_spec(str(p))
+        if name is not None and not Path(str(p)).exists():  # file.py@task picks one task of the file
+            key = path.resolve()
+            if only.get(key, set()) is not None:
+                only[key] = (only.get(key) or set()) | {name}
+            plain.append(path)
+        else:
+            only[Path(p).resolve()] = None
+            plain.append(Path(p))
+    files, errors = discover(plain, settings_of)
     findings: list[Finding] = list(errors)
     for path in files:
         settings = settings_of(path)
         enabled = settings.enabled_codes(path)
         if not enabled:  # every rule is off for this file: do not import it
             continue
-        found, ntasks = lint_file(path, settings, enabled)
+        found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()))
         report.files += 1
         report.tasks += ntasks
         src = source_file(path)

@@ -427,3 +427,34 @@ def test_unused_noqa_ignores_other_tools_codes_and_bare_noqa(project, capsys):
     assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT013"]
     # not judged when the code is not enabled
     assert run(capsys, "lint", "mrt012_verifier_without_kind_clean.py", "--ignore", "MRT005")[0] == 0
+
+
+def test_file_at_name_lints_one_task(project, capsys):
+    project("mrt012_verifier_without_kind", edit=lambda t: t + "\nclean = Task(name='tools2', examples=EXAMPLES, "
+            "prompt=prompt, verifiers=[call_format, call_match], reference=reference)\n")
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@clean")
+    assert rc == 0 and "(1 task in 1 file" in out
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@tools")  # the task's name works too
+    assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT012"]
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@nope")
+    assert rc == 2 and "no task named 'nope'; it declares clean, task" in out
+
+
+def test_show_files_lists_task_files_without_importing(project, capsys):
+    project("mrt012_verifier_without_kind", "tasks/a.py")
+    Path("tasks/helper.py").write_text("from mrtpo_sdk import Task\n\ndef make():\n    return Task()\n")
+    Path("tasks/boom.py").write_text("from mrtpo_sdk import Task\nraise SystemExit('imported!')\ntask = Task()\n")
+    Path(".venv/lib").mkdir(parents=True)
+    Path(".venv/lib/t.py").write_text("from mrtpo_sdk import Task\ntask = Task()\n")
+    rc, out, _ = run(capsys, "lint", "--show-files")
+    assert rc == 0 and out.splitlines() == ["tasks/a.py", "tasks/boom.py"]
+    rc, out, _ = run(capsys, "lint", "--show-files", "--extend-exclude", "boom.py")
+    assert out.splitlines() == ["tasks/a.py"]
+
+
+def test_color_only_when_asked_or_on_a_terminal(project, capsys):
+    project("mrt012_verifier_without_kind")
+    out = run(capsys, "lint", "mrt012_verifier_without_kind.py")[1]
+    assert "\x1b[" not in out  # captured output is not a terminal
+    out = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--color", "always")[1]
+    assert "\x1b[1m\x1b[31mMRT012\x1b[0m" in out
