@@ -94,13 +94,14 @@ def imperative_problem(sentence: str) -> str | None:
     A sentence starting with a placeholder (a computed part) is not judged by its first word.
     """
     s = sentence.lstrip(" \t\"'*-•>")
+    s = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*", "", s)  # "Hint: wrap ..." is judged by "wrap"
     if not s or s.startswith(PLACEHOLDER):
         first = None
     else:
         first = re.match(r"[A-Za-z']+", s)
     if first:
         word = first.group(0).lower()
-        if word in _IMPERATIVE_VERBS and not re.match(r"[A-Za-z']+\s*:", s):
+        if word in _IMPERATIVE_VERBS:
             return f"starts with the imperative {first.group(0)!r}"
     m = _MODAL_TO_MODEL.search(s)
     if m:

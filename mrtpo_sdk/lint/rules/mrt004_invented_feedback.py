@@ -66,10 +66,12 @@ class InventedFeedback(Rule):
         for k in ctx.kinds("feedback"):
             site = ctx.sites[k]
             file = site.function[0].path if site.function else None
+            literals: set[str] = set()
             for bs in site.blocks:
                 for alt in bs.alternatives:
                     text = BlockSite.render(alt)
                     if text and all(s.text is not None for s in alt):
+                        literals.add(text)
                         yield ctx.finding(
                             self.code, k, f"the feedback block is a fixed text ({fmt(text)}), not the verifier's "
                             f"own output; return the verifier's message, or \"\" when there is none",
@@ -81,7 +83,8 @@ class InventedFeedback(Rule):
             for i, rows in enumerate(ctx.outcomes):
                 for p, _ in enumerate(rows):
                     r = ctx.result(i, p, k)
-                    if r is not None and r.block and r.reward >= full - 1e-9:
+                    # a fixed text is already reported on its own line above
+                    if r is not None and r.block and r.reward >= full - 1e-9 and r.block not in literals:
                         label = ctx.probes[i][p].label
                         yield ctx.finding(
                             self.code, k, f"the feedback block is non-empty ({fmt(r.block)}) on a completion that "

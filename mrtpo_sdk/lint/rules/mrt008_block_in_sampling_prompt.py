@@ -71,7 +71,7 @@ class BlockInSamplingPrompt(Rule):
                 if nb and nb in prompt:
                     yield ctx.finding(
                         self.code, k, f"the block {fmt(block)} is already in the rollout prompt P_0; sampling must "
-                        f"not see the replay's information", example=i, probe=label, key="whole",
+                        f"not see the replay's information", example=i, probe=label, key="in-prompt",
                     )
                     continue
                 for sent in sentences(block):
@@ -79,6 +79,6 @@ class BlockInSamplingPrompt(Rule):
                     if len(ns.split()) >= _MIN_WORDS and ns in prompt:
                         yield ctx.finding(
                             self.code, k, f"the block's sentence {fmt(sent)} is already in the rollout prompt P_0; "
-                            f"sampling must not see the replay's information", example=i, probe=label, key="sentence",
+                            f"sampling must not see the replay's information", example=i, probe=label, key="in-prompt",
                         )
                         break
