@@ -8,7 +8,9 @@ naming the verifier, the example and the probe.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import sys
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -383,7 +385,11 @@ def lint_file(
             findings.append(Finding(None, str(exc), path, line, 1))
             continue
         for rule in rules:
-            findings.extend(rule.check(ctx))
+            try:
+                findings.extend(rule.check(ctx))
+            except Exception as exc:  # a bug in a rule must not hide the other rules' findings
+                findings.append(Finding(None, f"internal error in rule {rule.code} ({rule.name}) on task {var!r}: "
+                                        f"{type(exc).__name__}: {exc}; please report it", path, _task_line(src, var), 1))
     return findings, len(tasks)
 
 
@@ -489,7 +495,8 @@ def lint_paths(
         enabled = settings.enabled_codes(path)
         if not enabled:  # every rule is off for this file: do not import it
             continue
-        found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()))
+        with contextlib.redirect_stdout(sys.stderr):  # task files that print must not corrupt json/sarif output
+            found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()))
         report.files += 1
         report.tasks += ntasks
         src = source_file(path)

@@ -457,3 +457,23 @@ def test_color_only_when_asked_or_on_a_terminal(project, capsys):
     assert "\x1b[" not in out  # captured output is not a terminal
     out = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--color", "always")[1]
     assert "\x1b[1m\x1b[31mMRT012\x1b[0m" in out
+
+
+def test_task_files_that_print_do_not_corrupt_json(project, capsys):
+    project("mrt012_verifier_without_kind", edit=lambda t: t.replace(
+        "PROBES = [BAD_ARGUMENT]", "PROBES = [BAD_ARGUMENT]\nprint('loading tools')"))
+    rc, out, err = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--format", "json")
+    assert rc == 1 and [d["code"] for d in json.loads(out)] == ["MRT012"]
+    assert "loading tools" in err
+
+
+def test_a_crashing_rule_is_reported_and_the_others_still_run(project, capsys, monkeypatch):
+    from mrtpo_sdk.lint.codes import get_rule
+
+    rule = get_rule("MRT004")
+    monkeypatch.setattr(type(rule), "check", lambda self, ctx: 1 / 0)
+    project("mrt012_verifier_without_kind")
+    rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py")
+    assert rc == 2
+    assert "error: internal error in rule MRT004 (invented-feedback) on task 'task': ZeroDivisionError" in out
+    assert [m["code"] for m in finding_lines(out)] == ["MRT012"]
