@@ -101,6 +101,6 @@ class ReferenceNotInPolicyFormat(Rule):
                         got = "n/a" if r is None else f"{r.reward:g}"
                         yield ctx.finding(
                             self.code, k, f"the reference block, read as a completion, earns {got} from the format "
-                            f"verifier {ctx.verifiers[f].name!r} (full reward {full:g}); write it in the policy's "
+                            f"verifier `{ctx.verifiers[f].name}` (full reward {full:g}); write it in the policy's "
                             f"output format", example=i, probe="reference", key=f"format:{f}",
                         )

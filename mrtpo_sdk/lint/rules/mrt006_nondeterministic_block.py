@@ -72,9 +72,9 @@ class NondeterministicBlock(Rule):
                     if isinstance(first, Result) and isinstance(second, Result):
                         if first.block != second.block:
                             yield ctx.finding(
-                                self.code, k, f"a second call gives a different block ({fmt(first.block, 40)} then "
-                                f"{fmt(second.block, 40)}); the block must depend only on the example and the "
-                                f"completion", example=i, probe=label, key="block",
+                                self.code, k, f"a second call gives a different block ({_differ(first.block, second.block)}); "
+                                f"the block must depend only on the example and the completion",
+                                example=i, probe=label, key="block",
                             )
                         elif first.reward != second.reward:
                             yield ctx.finding(
@@ -90,3 +90,13 @@ class NondeterministicBlock(Rule):
                             "the verifier must depend only on the example and the completion",
                             example=i, probe=label, key="outcome",
                         )
+
+
+def _differ(a: str, b: str) -> str:
+    """Where two blocks differ: ``'…(check 1)' then '…(check 41)'``."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    start = max(0, n - 10)
+    lead = "…" if start else ""
+    return f"{fmt(lead + a[start:], 40)} then {fmt(lead + b[start:], 40)}"
