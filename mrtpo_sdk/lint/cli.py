@@ -18,6 +18,15 @@ from .config import Layer, check_selectors
 __all__ = ["lint_command", "rule_command", "rule_markdown"]
 
 
+def _emit(text: str) -> None:
+    """Print ``text``; a closed pipe (``mrtpo-sdk rule --all | head``) ends the output quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def _selectors(values: list[str] | None, flag: str) -> list[str]:
     out: list[str] = []
     for v in values or []:
@@ -50,7 +59,7 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     p.add_argument("--extend-exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
-    p.add_argument("-q", "--quiet", action="store_true", help="print findings only (no summary when clean)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary line")
     p.add_argument("--show-files", action="store_true", help="list the task files that would be linted, and exit")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colored text output (auto: on a terminal, unless NO_COLOR is set)")
@@ -80,8 +89,8 @@ def lint_command(argv: list[str]) -> int:
         if args.show_files:
             files, errors = show_files(args.paths or ["."], config=Path(args.config) if args.config else None,
                                        isolated=args.isolated, extend_exclude=args.extend_exclude)
-            for f in files:
-                print(display_path(f))
+            if files:
+                _emit("\n".join(display_path(f) for f in files))
             for e in errors:
                 print(f"{display_path(e.path)}:{e.line}:{e.col}: error: {e.message}", file=sys.stderr)
             return 2 if errors else 0
@@ -105,7 +114,7 @@ def lint_command(argv: list[str]) -> int:
     if args.output_file:
         Path(args.output_file).write_text(text + "\n", encoding="utf-8")
     elif text:
-        print(text)
+        _emit(text)
     if args.exit_zero and report.exit_code == 1:
         return 0
     return report.exit_code
@@ -152,7 +161,7 @@ def rule_command(argv: list[str]) -> int:
 
         data = [{"code": r.code, "name": r.name, "summary": r.summary, "kinds": r.kinds, "checks": r.checks,
                  "explanation": rule_markdown(r.code)} for r in rules]
-        print(json.dumps(data if args.all else data[0], indent=2))
+        _emit(json.dumps(data if args.all else data[0], indent=2))
     else:
-        print("\n".join(rule_markdown(r.code) for r in rules).rstrip())
+        _emit("\n".join(rule_markdown(r.code) for r in rules).rstrip())
     return 0

@@ -173,6 +173,6 @@ def render(
     if fmt == "sarif":
         return _sarif(report)
     lines = [line_of(f, color) for f in report.findings]
-    if not quiet or report.findings:
+    if not quiet:
         lines.append(summary(report))
     return "\n".join(lines)
