@@ -37,7 +37,9 @@ class InventedFeedback(Rule):
         return Result(0.0, "The query has a syntax error somewhere.")   # not the verifier's output
     ```
 
-    BFCL tool calls: a checker that reports "argument types look fine" when the call is correct.
+    BFCL tool calls: a checker that reports "argument types look fine" when the call is correct. Instruction
+    following: a feedback verifier for a lowercase constraint that says "The response is all lowercase." when it
+    is, instead of listing the uppercase words it found (and nothing when there are none).
 
     ## Use instead
     ```python

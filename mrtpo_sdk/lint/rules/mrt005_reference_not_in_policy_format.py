@@ -41,6 +41,9 @@ class ReferenceNotInPolicyFormat(Rule):
         return Result(float(ok), json.dumps(example.ground_truth))               # not the <tool_call> format
     ```
 
+    Instruction following: when the instruction asks for the whole answer wrapped in JSON, a reference block that
+    describes the answer in prose instead of giving the JSON the policy writes.
+
     ## Use instead
     ```python
     @verifier(kind="reference")

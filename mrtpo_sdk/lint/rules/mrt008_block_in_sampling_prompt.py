@@ -37,7 +37,9 @@ class BlockInSamplingPrompt(Rule):
     ```
 
     BFCL: a prompt that lists the expected call as an "example", while the reference verifier's block is that
-    same call.
+    same call. Instruction following with appended blocks: a constraint block that repeats the constraint's
+    sentence from the prompt (use ``block_placement="in-prompt"`` and ``prompt_without`` instead: there, leaving
+    the sentence out of the prompt is the replay).
 
     ## Use instead
     Keep ``P_0`` to what the policy should see while sampling, and let the block carry what only the replay

@@ -36,6 +36,9 @@ class VerifierErrorRule(Rule):
         return Result(float(call == example.ground_truth), render_call(example.ground_truth))
     ```
 
+    Instruction following: a language constraint calling ``langdetect.detect(completion)``, which raises on an
+    empty or digits-only response.
+
     ## Use instead
     Parse defensively and score a malformed answer as a genuine 0:
 

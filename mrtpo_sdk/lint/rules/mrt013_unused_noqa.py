@@ -33,6 +33,9 @@ class UnusedNoqa(Rule):
         return Result(float(run.ok), run.error)   # fixed long ago: the block is the SQLite error
     ```
 
+    The same holds for a ``# noqa: MRT003`` left on an instruction-following constraint verifier after its block
+    was rewritten as a plain statement.
+
     ## Use instead
     ```python
     @verifier(kind="feedback")
