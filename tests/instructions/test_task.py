@@ -98,3 +98,25 @@ def test_type_keyed_verifier_and_reference_failures() -> None:
     with pytest.raises(ReferenceError, match="english_capital|english_lowercase"):
         build_reference([("change_case:english_capital", {}), ("change_case:english_lowercase", {})])
     assert isinstance(ex, IFExample)
+
+
+def test_data_flag_reads_ifeval_jsonl_and_warns_about_unlocated_constraints(task, tmp_path, capsys) -> None:
+    import json
+
+    rows = [
+        {"key": 1, "prompt": "Write a haiku about rain. Do not use any commas in your response.",
+         "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+        {"key": 2, "prompt": "Write a haiku about snow.", "instruction_id_list": ["startend:quotation"],
+         "kwargs": [{}]},
+    ]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    examples = task.load_examples("train", data=str(path))
+    assert [e.id for e in examples] == ["1", "2"]
+    err = capsys.readouterr().err
+    assert "1 constraint(s) in 1 example(s) could not be located" in err and "['2']" in err
+    rain, snow = examples
+    assert task.replay_prompts(rain, ["x", "", "", ""], 0) == (rain.prompt, "Write a haiku about rain.")
+    assert task.score(snow, '"Snow falls."')[0].block == ""  # unlocated: no block, never replayed
+    assert task.score(snow, '"Snow falls."')[0].reward == 1.0
+    assert task.score(rain, task.reference_completion(rain))[0].reward == 1.0
