@@ -31,7 +31,9 @@ def _cold(paths: list[str], examples: int) -> tuple[float, int, str]:
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "mrtpo_sdk.cli", "lint", *paths, "--examples", str(examples), "--isolated"],
-        cwd=REPO, capture_output=True, text=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     return time.perf_counter() - start, out.returncode, (out.stdout + out.stderr).strip().splitlines()[-1:]
 
@@ -75,13 +77,17 @@ def main() -> None:
     heavy = [m for m in ("torch", "trl", "transformers") if m in sys.modules]
 
     files = sorted({f for p in args.paths for f in ((REPO / p).glob("*.py") if (REPO / p).is_dir() else [REPO / p])})
-    print(f"lint {' '.join(args.paths)}: {report.tasks} tasks in {report.files} files, {args.examples} examples per "
-          f"task, {per_run_calls} verifier calls per run, exit {report.exit_code}")
+    print(
+        f"lint {' '.join(args.paths)}: {report.tasks} tasks in {report.files} files, {args.examples} examples per "
+        f"task, {per_run_calls} verifier calls per run, exit {report.exit_code}"
+    )
     print(f"{'measurement':<34}{'seconds':>10}{'target':>10}{'ratio':>10}")
     print(f"{'cold (fresh process, median)':<34}{cold_med:>10.2f}{TARGET_S:>10.2f}{cold_med / TARGET_S:>10.2f}")
     print(f"{'in-process, first run':<34}{first:>10.2f}{TARGET_S:>10.2f}{first / TARGET_S:>10.2f}")
-    print(f"{'in-process, warm (median)':<34}{statistics.median(warm):>10.2f}{TARGET_S:>10.2f}"
-          f"{statistics.median(warm) / TARGET_S:>10.2f}")
+    print(
+        f"{'in-process, warm (median)':<34}{statistics.median(warm):>10.2f}{TARGET_S:>10.2f}"
+        f"{statistics.median(warm) / TARGET_S:>10.2f}"
+    )
     for f in files:
         src = f.read_text(encoding="utf-8", errors="replace")
         if "Task(" not in src:

@@ -16,5 +16,15 @@ from .config import Layer
 from .model import Finding, Probe, Rule, TaskContext
 from .runner import LintReport, lint_paths
 
-__all__ = ["CODES", "Finding", "Layer", "LintReport", "Probe", "Rule", "TaskContext", "all_rules", "get_rule",
-           "lint_paths"]
+__all__ = [
+    "CODES",
+    "Finding",
+    "Layer",
+    "LintReport",
+    "Probe",
+    "Rule",
+    "TaskContext",
+    "all_rules",
+    "get_rule",
+    "lint_paths",
+]

@@ -45,14 +45,24 @@ def lint_parser() -> argparse.ArgumentParser:
         "`mrtpo-sdk rule CODE` explains a rule.",
     )
     p.add_argument("paths", nargs="*", default=None, metavar="PATH", help="task files or folders (default: .)")
-    p.add_argument("--select", action="append", metavar="CODES",
-                   help="comma-separated codes or prefixes to enable (replaces the config's select); ALL for all")
+    p.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="comma-separated codes or prefixes to enable (replaces the config's select); ALL for all",
+    )
     p.add_argument("--extend-select", action="append", metavar="CODES", help="codes or prefixes to enable in addition")
     p.add_argument("--ignore", action="append", metavar="CODES", help="codes or prefixes to disable")
     p.add_argument("--examples", type=int, metavar="N", help="examples sampled per task (default 20; deterministic)")
     p.add_argument("--split", metavar="SPLIT", help="split the examples come from (default train)")
-    p.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "github", "sarif"),
-                   default="text", help="output format (default text)")
+    p.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=("text", "json", "github", "sarif"),
+        default="text",
+        help="output format (default text)",
+    )
     p.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
     p.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -61,8 +71,12 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
     p.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary line")
     p.add_argument("--show-files", action="store_true", help="list the task files that would be linted, and exit")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colored text output (auto: on a terminal, unless NO_COLOR is set)")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colored text output (auto: on a terminal, unless NO_COLOR is set)",
+    )
     return p
 
 
@@ -87,8 +101,12 @@ def lint_command(argv: list[str]) -> int:
         from .runner import lint_paths, show_files
 
         if args.show_files:
-            files, errors = show_files(args.paths or ["."], config=Path(args.config) if args.config else None,
-                                       isolated=args.isolated, extend_exclude=args.extend_exclude)
+            files, errors = show_files(
+                args.paths or ["."],
+                config=Path(args.config) if args.config else None,
+                isolated=args.isolated,
+                extend_exclude=args.extend_exclude,
+            )
             if files:
                 _emit("\n".join(display_path(f) for f in files))
             for e in errors:
@@ -159,8 +177,17 @@ def rule_command(argv: list[str]) -> int:
     if args.format == "json":
         import json
 
-        data = [{"code": r.code, "name": r.name, "summary": r.summary, "kinds": r.kinds, "checks": r.checks,
-                 "explanation": rule_markdown(r.code)} for r in rules]
+        data = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "kinds": r.kinds,
+                "checks": r.checks,
+                "explanation": rule_markdown(r.code),
+            }
+            for r in rules
+        ]
         _emit(json.dumps(data if args.all else data[0], indent=2))
     else:
         _emit("\n".join(rule_markdown(r.code) for r in rules).rstrip())

@@ -38,8 +38,24 @@ else:  # pragma: no cover
 __all__ = ["Layer", "Settings", "find_config", "read_config", "resolve_codes", "DEFAULT_EXCLUDE", "ConfigError"]
 
 DEFAULT_EXCLUDE = [
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    "__pycache__", "__pypackages__", "build", "dist", "node_modules", "site-packages", ".eggs", "*.egg-info",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "__pycache__",
+    "__pypackages__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
 ]
 _KEYS = {"select", "extend-select", "ignore", "per-file-ignores", "examples", "split", "exclude", "extend-exclude"}
 
@@ -198,24 +214,30 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
     for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
         if key in table and not (isinstance(table[key], list) and all(isinstance(x, str) for x in table[key])):
-            raise ConfigError(f"{where}: {key} must be a list of strings, e.g. {key} = [\"MRT003\"]")
+            raise ConfigError(f'{where}: {key} must be a list of strings, e.g. {key} = ["MRT003"]')
     for key in ("select", "extend-select", "ignore"):
         if key in table:
             table[key] = check_selectors(table[key], f"{where} {key}")
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict) or not all(isinstance(v, list) for v in pfi.values()):
-            raise ConfigError(f"{where}: per-file-ignores maps a glob to a list of codes, e.g. {{\"x.py\" = [\"MRT002\"]}}")
+            raise ConfigError(f'{where}: per-file-ignores maps a glob to a list of codes, e.g. {{"x.py" = ["MRT002"]}}')
         table["per-file-ignores"] = {k: check_selectors(v, f"{where} per-file-ignores[{k!r}]") for k, v in pfi.items()}
     if "examples" in table and not (isinstance(table["examples"], int) and table["examples"] >= 1):
         raise ConfigError(f"{where}: examples must be a positive integer, got {table['examples']!r}")
     if "split" in table and not isinstance(table["split"], str):
-        raise ConfigError(f"{where}: split must be a string such as \"train\"")
+        raise ConfigError(f'{where}: split must be a string such as "train"')
     return table
 
 
-def settings_for(config_path: Path | None, cli: Layer, *, examples: int | None = None, split: str | None = None,
-                 extend_exclude: list[str] | None = None) -> Settings:
+def settings_for(
+    config_path: Path | None,
+    cli: Layer,
+    *,
+    examples: int | None = None,
+    split: str | None = None,
+    extend_exclude: list[str] | None = None,
+) -> Settings:
     """Merge defaults, the config file (if any) and the command line into :class:`Settings`."""
     s = Settings(config_path=config_path)
     if config_path is not None:

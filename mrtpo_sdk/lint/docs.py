@@ -23,7 +23,9 @@ DEFAULT_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
 def pages() -> dict[str, str]:
     """File name -> content of every generated page (``MRT001.md`` ..., and ``index.md``)."""
     out = {f"{code}.md": rule_markdown(code) for code in CODES}
-    rows = "\n".join(f"| [{r.code}]({r.code}.md) | {r.name} | {r.summary} | {r.kinds} | {r.checks} |" for r in all_rules())
+    rows = "\n".join(
+        f"| [{r.code}]({r.code}.md) | {r.name} | {r.summary} | {r.kinds} | {r.checks} |" for r in all_rules()
+    )
     out["index.md"] = (
         "# Lint rules\n\n"
         "Generated from the rule docstrings by `python -m mrtpo_sdk.lint.docs`; do not edit by hand. "
@@ -35,8 +37,11 @@ def pages() -> dict[str, str]:
 
 def stale(folder: Path = DEFAULT_DIR) -> list[str]:
     """Names of the pages in ``folder`` that are missing or differ from the docstrings."""
-    return [name for name, text in pages().items()
-            if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != text]
+    return [
+        name
+        for name, text in pages().items()
+        if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != text
+    ]
 
 
 def write(folder: Path = DEFAULT_DIR) -> list[str]:
@@ -55,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         bad = stale(args.folder)
         if bad:
-            print(f"stale rule docs in {args.folder}: {', '.join(bad)}; run python -m mrtpo_sdk.lint.docs", file=sys.stderr)
+            print(
+                f"stale rule docs in {args.folder}: {', '.join(bad)}; run python -m mrtpo_sdk.lint.docs",
+                file=sys.stderr,
+            )
             return 1
         return 0
     print("\n".join(str(args.folder / n) for n in write(args.folder)))

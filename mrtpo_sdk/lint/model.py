@@ -153,9 +153,7 @@ class TaskContext:
         """Full reward of verifier ``k``: 1.0, or the highest reward it gave on any probe when that is above 1
         (a verifier on another scale); ``None`` when it never returned a result."""
         if ("full", k) not in self._cache:
-            rewards = [
-                o.reward for rows in self.outcomes for row in rows for o in [row[k]] if isinstance(o, Result)
-            ]
+            rewards = [o.reward for rows in self.outcomes for row in rows for o in [row[k]] if isinstance(o, Result)]
             self._cache[("full", k)] = max(1.0, *rewards) if rewards else None
         return self._cache[("full", k)]
 

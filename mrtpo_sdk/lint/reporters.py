@@ -22,9 +22,11 @@ DOCS_URL = "docs/rules/{code}.md"
 def display_path(path: Path) -> str:
     """``path`` relative to the working directory when it lies under it, else as given."""
     try:
-        return Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix() if path.resolve().is_relative_to(
-            Path.cwd().resolve()
-        ) else str(path)
+        return (
+            Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix()
+            if path.resolve().is_relative_to(Path.cwd().resolve())
+            else str(path)
+        )
     except (ValueError, OSError):
         return str(path)
 
@@ -61,10 +63,14 @@ def summary(report: LintReport) -> str:
     if e:
         parts.append(f"{e} file{'s' if e != 1 else ''} could not be linted")
     if not parts:
-        return f"All checks passed! ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} " \
-               f"file{'s' if report.files != 1 else ''}, {report.seconds:.2f} s)"
-    return "; ".join(parts) + f" ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} " \
+        return (
+            f"All checks passed! ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} "
+            f"file{'s' if report.files != 1 else ''}, {report.seconds:.2f} s)"
+        )
+    return (
+        "; ".join(parts) + f" ({report.tasks} task{'s' if report.tasks != 1 else ''} in {report.files} "
         f"file{'s' if report.files != 1 else ''}, {report.seconds:.2f} s)."
+    )
 
 
 def _json(report: LintReport) -> str:

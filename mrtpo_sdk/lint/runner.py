@@ -21,10 +21,9 @@ from typing import Any
 from ..errors import MRTPOError, TaskLoadError, VerifierError
 from ..loader import split_task_spec
 from ..task import Task, example_id
-from ..verifier import Verifier
 from . import text as T
 from .codes import all_rules, get_rule
-from .config import ConfigError, Layer, Settings, find_config, settings_for
+from .config import Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
@@ -136,7 +135,9 @@ def _walk(folder: Path, settings_of: Callable[[Path], Settings]) -> list[Path]:
     for root, dirs, names in os.walk(folder):
         here = Path(root)
         dirs[:] = sorted(d for d in dirs if not settings_of(here / d).is_excluded(here / d))
-        out.extend(here / n for n in sorted(names) if n.endswith(".py") and not settings_of(here / n).is_excluded(here / n))
+        out.extend(
+            here / n for n in sorted(names) if n.endswith(".py") and not settings_of(here / n).is_excluded(here / n)
+        )
     return out
 
 
@@ -279,14 +280,16 @@ def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task
     except MRTPOError:
         raise
     except Exception as exc:
-        raise MRTPOError(f"{where}: loading the {settings.split!r} examples raised {type(exc).__name__}: {exc}") from exc
+        raise MRTPOError(
+            f"{where}: loading the {settings.split!r} examples raised {type(exc).__name__}: {exc}"
+        ) from exc
     idx = sample_indexes(len(all_examples), settings.examples)
     examples = [all_examples[i] for i in idx]
     ids = [example_id(e) for e in examples]
 
-    def call(what: str, fn: Callable[[], Any]) -> Any:
+    def call(what: str, fn: Callable[..., Any], *args: Any) -> Any:
         try:
-            return fn()
+            return fn(*args)
         except MRTPOError:
             raise
         except Exception as exc:
@@ -298,17 +301,20 @@ def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task
     extra: list[list[str]] = []
     for e, eid in zip(examples, ids):
         if task.reference is not None:
-            references.append(call(f"reference(example {eid!r})", lambda: task.reference_completion(e)))
+            references.append(call(f"reference(example {eid!r})", task.reference_completion, e))
         else:
             references.append(None)
-        prompts.append(prompt_text(call(f"prompt(example {eid!r})", lambda: task.rollout_prompt(e))))
-        prompts2.append(prompt_text(call(f"prompt(example {eid!r})", lambda: task.rollout_prompt(e))))
+        prompts.append(prompt_text(call(f"prompt(example {eid!r})", task.rollout_prompt, e)))
+        prompts2.append(prompt_text(call(f"prompt(example {eid!r})", task.rollout_prompt, e)))
         if task.block_placement == "in-prompt":
             row: list[str | None] = []
-            for v in task.verifiers:
+            for k, v in enumerate(task.verifiers):
                 _, wo = call(
                     f"prompt_without(example {eid!r}, {v.name!r})",
-                    lambda: task.replay_prompts(e, [""] * len(task.verifiers), task.verifiers.index(v)),
+                    task.replay_prompts,
+                    e,
+                    [""] * len(task.verifiers),
+                    k,
                 )
                 row.append(prompt_text(wo))
             without.append(row)
@@ -344,9 +350,9 @@ def _load_error(path: Path, exc: Exception) -> Finding:
     m = re.match(rf"^{re.escape(str(path))}:(\d+)(?::(\d+))?:\s*", msg)
     if m:
         line = int(m.group(1))
-        msg = msg[m.end():]
+        msg = msg[m.end() :]
     elif msg.startswith(f"{path}: "):
-        msg = msg[len(str(path)) + 2:]
+        msg = msg[len(str(path)) + 2 :]
     return Finding(None, msg, path, line, 1)
 
 
@@ -372,8 +378,9 @@ def lint_file(
     if only:
         unknown = sorted(n for n in only if n not in tasks and not any(t.name == n for t in tasks.values()))
         if unknown:
-            return [Finding(None, f"no task named {unknown[0]!r}; it declares {', '.join(sorted(tasks))}", path, 1,
-                            1)], 0
+            return [
+                Finding(None, f"no task named {unknown[0]!r}; it declares {', '.join(sorted(tasks))}", path, 1, 1)
+            ], 0
         tasks = {v: t for v, t in tasks.items() if v in only or t.name in only}
     rules = [r for r in all_rules() if enabled is None or r.code in enabled]
     findings: list[Finding] = []
@@ -388,8 +395,16 @@ def lint_file(
             try:
                 findings.extend(rule.check(ctx))
             except Exception as exc:  # a bug in a rule must not hide the other rules' findings
-                findings.append(Finding(None, f"internal error in rule {rule.code} ({rule.name}) on task {var!r}: "
-                                        f"{type(exc).__name__}: {exc}; please report it", path, _task_line(src, var), 1))
+                findings.append(
+                    Finding(
+                        None,
+                        f"internal error in rule {rule.code} ({rule.name}) on task {var!r}: "
+                        f"{type(exc).__name__}: {exc}; please report it",
+                        path,
+                        _task_line(src, var),
+                        1,
+                    )
+                )
     return findings, len(tasks)
 
 
@@ -416,7 +431,10 @@ def merge(findings: list[Finding]) -> list[Finding]:
 
 
 def show_files(
-    paths: list[str | Path], *, config: Path | None = None, isolated: bool = False,
+    paths: list[str | Path],
+    *,
+    config: Path | None = None,
+    isolated: bool = False,
     extend_exclude: list[str] | None = None,
 ) -> tuple[list[Path], list[Finding]]:
     """The task files ``lint_paths`` would lint (nothing is imported), and the path errors."""
@@ -424,7 +442,13 @@ def show_files(
     fallback = None if isolated or config is not None else find_config(Path.cwd())
 
     def settings_of(p: Path) -> Settings:
-        cfg = None if isolated else config if config is not None else find_config(p if p.is_dir() else p.parent) or fallback
+        cfg = (
+            None
+            if isolated
+            else config
+            if config is not None
+            else find_config(p if p.is_dir() else p.parent) or fallback
+        )
         if cfg not in cache:
             cache[cfg] = settings_for(cfg, Layer(), extend_exclude=extend_exclude)
         return cache[cfg]

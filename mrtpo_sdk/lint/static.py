@@ -21,12 +21,19 @@ from typing import Any
 
 from .text import PLACEHOLDER
 
-__all__ = ["SourceFile", "Segment", "BlockSite", "VerifierSite", "source_file", "verifier_function", "block_sites", "blocks_used"]
+__all__ = [
+    "SourceFile",
+    "Segment",
+    "BlockSite",
+    "VerifierSite",
+    "source_file",
+    "verifier_function",
+    "block_sites",
+    "blocks_used",
+]
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
-_FILE_NOQA = re.compile(
-    r"#\s*mrtpo-sdk\s*:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I
-)
+_FILE_NOQA = re.compile(r"#\s*mrtpo-sdk\s*:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.I)
 _MAX_ALTERNATIVES = 16
 _MAX_DEPTH = 4
 
@@ -244,14 +251,16 @@ class _Resolver:
     def seg(self, text: str | None, node: ast.AST | None) -> Segment:
         return Segment(text, node, self.src.path)
 
-    def resolve(self, expr: ast.expr | None, depth: int = 0, scope: "_Resolver | None" = None) -> list[list[Segment]]:
+    def resolve(self, expr: ast.expr | None, depth: int = 0) -> list[list[Segment]]:
         if expr is None:
             return [[]]
         if depth > _MAX_DEPTH:
             return [[self.seg(None, expr)]]
         if isinstance(expr, ast.Constant):
-            return [[self.seg(expr.value, expr)]] if isinstance(expr.value, str) and expr.value else (
-                [[]] if expr.value == "" else [[self.seg(None, expr)]]
+            return (
+                [[self.seg(expr.value, expr)]]
+                if isinstance(expr.value, str) and expr.value
+                else ([[]] if expr.value == "" else [[self.seg(None, expr)]])
             )
         if isinstance(expr, ast.JoinedStr):
             parts: list[list[list[Segment]]] = []

@@ -72,7 +72,7 @@ def normalize(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences and lines (after ``.``/``!``/``?`` + space, or at newlines); stripped, non-empty."""
+    """Split ``text`` into sentences and lines (after ``.``/``!``/``?`` + space, or at newlines); stripped."""
     return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and s.strip()]
 
 
@@ -131,7 +131,9 @@ _LABEL = re.compile(
     r"instruction|instructions|rule|rules|info|information|context|block)(?:\*\*)?[ \t]*:",
     re.I | re.M,
 )
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+[^\n]{1,60}|\*\*[^*\n]{1,60}\*\*[ \t]*$|[A-Z][A-Za-z ]{0,40}:[ \t]*$)", re.M)
+_HEADING = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+[^\n]{1,60}|\*\*[^*\n]{1,60}\*\*[ \t]*$|[A-Z][A-Za-z ]{0,40}:[ \t]*$)", re.M
+)
 
 
 def label_or_heading(text: str) -> str | None:
@@ -143,7 +145,8 @@ def label_or_heading(text: str) -> str | None:
 _VAGUE = [
     re.compile(p, re.I)
     for p in (
-        r"\b(?:must|should|has to|needs to)\s+(?:execute|run|compile|parse|work|succeed|match|be (?:valid|correct|right|"
+        r"\b(?:must|should|has to|needs to)\s+(?:execute|run|compile|parse|work|succeed|match|"
+        r"be (?:valid|correct|right|"
         r"well-formed|accurate))\b",
         r"\bfollows?\s+the\s+(?:required\s+|expected\s+|correct\s+|right\s+|given\s+|specified\s+|proper\s+)?"
         r"(?:output\s+|answer\s+|response\s+)?format\b",

@@ -37,8 +37,12 @@ def test_imperative(sentence, bad):
 
 @pytest.mark.parametrize(
     "text, word",
-    [("This answer earns reward 0.", "reward"), ("The verifier found 2 errors.", "verifier"),
-     ("It is penalized for length.", "penalized"), ("The query returns 3 rows.", None)],
+    [
+        ("This answer earns reward 0.", "reward"),
+        ("The verifier found 2 errors.", "verifier"),
+        ("It is penalized for length.", "penalized"),
+        ("The query returns 3 rows.", None),
+    ],
 )
 def test_meta_words(text, word):
     assert T.meta_word(text) == word
@@ -46,8 +50,13 @@ def test_meta_words(text, word):
 
 @pytest.mark.parametrize(
     "text, label",
-    [("Feedback: the call fails", "Feedback:"), ("## Reference", "## Reference"), ("Reference query:\n```sql", "Reference query:"),
-     ("**Hint:** use a join", "**Hint:"), ("The table has no column year.", None)],
+    [
+        ("Feedback: the call fails", "Feedback:"),
+        ("## Reference", "## Reference"),
+        ("Reference query:\n```sql", "Reference query:"),
+        ("**Hint:** use a join", "**Hint:"),
+        ("The table has no column year.", None),
+    ],
 )
 def test_label_or_heading(text, label):
     assert T.label_or_heading(text) == label
@@ -55,10 +64,16 @@ def test_label_or_heading(text, label):
 
 @pytest.mark.parametrize(
     "sentence, vague",
-    [("The query must execute.", True), ("Follow the required format.", True), ("The answer is wrong.", True),
-     ("The answer is in the correct format.", True), ("The query has an error.", True),
-     ("The query has \x00.", False), ("The answer is one query in a ```sql fence.", False),
-     ("near \"FORM\": syntax error", False)],
+    [
+        ("The query must execute.", True),
+        ("Follow the required format.", True),
+        ("The answer is wrong.", True),
+        ("The answer is in the correct format.", True),
+        ("The query has an error.", True),
+        ("The query has \x00.", False),
+        ("The answer is one query in a ```sql fence.", False),
+        ('near "FORM": syntax error', False),
+    ],
 )
 def test_vague_requirement(sentence, vague):
     assert (T.vague_requirement(sentence) is not None) == vague
@@ -70,7 +85,7 @@ def test_markup_helpers():
     assert T.fence_tags("```python\nx\n```\n```sql\ny\n```") == {"python", "sql"}
     assert T.xml_tags("<think>a</think><tool_call>{}</tool_call>") == {"think", "tool_call"}
     assert T.strip_markup(ref) == "Reasoning.\nSELECT 1"
-    assert T.strip_markup("<tool_call>{\"a\": 1}</tool_call>") == '{"a": 1}'
+    assert T.strip_markup('<tool_call>{"a": 1}</tool_call>') == '{"a": 1}'
     assert T.names_concrete_markup("one query in a ```sql fence")
     assert T.names_concrete_markup("inside <tool_call> tags")
     assert not T.names_concrete_markup("The answer is in the expected format.")
@@ -87,7 +102,9 @@ def _sites(tmp_path: Path, code: str) -> list[BlockSite]:
 
 
 def test_templates_resolve_constants_fstrings_and_helpers(tmp_path):
-    sites = _sites(tmp_path, '''
+    sites = _sites(
+        tmp_path,
+        """
         RULE = "The answer is one query."
         def ref(example):
             return f"```sql\\n{example.query}\\n```"
@@ -98,7 +115,8 @@ def test_templates_resolve_constants_fstrings_and_helpers(tmp_path):
             if completion == "x":
                 return Result(0.5, ref(example))
             return Result(1.0, block=RULE + " OK")
-    ''')
+    """,
+    )
     rendered = [[BlockSite.render(a) for a in s.alternatives] for s in sites]
     assert rendered == [
         ["The answer is one query. This response has \x00."],
@@ -109,13 +127,16 @@ def test_templates_resolve_constants_fstrings_and_helpers(tmp_path):
 
 
 def test_templates_of_tuples_bool_and_if_expressions(tmp_path):
-    sites = _sites(tmp_path, '''
+    sites = _sites(
+        tmp_path,
+        """
         def v(example, completion):
             errors = run(completion)
             if errors is None:
                 return 0.0, ""
             return (float(not errors), errors and "Failed: " + errors if errors else "all good")
-    ''')
+    """,
+    )
     rendered = [sorted(BlockSite.render(a) for a in s.alternatives) for s in sites]
     assert rendered == [[""], sorted(["\x00", "Failed: \x00", "all good"])]
     assert not sites[0].literal_only()  # the empty block is not "built from literals"
@@ -152,8 +173,12 @@ def test_make_probes():
     refs = ["```sql\nSELECT 1\n```", "```sql\nSELECT 2\n```", "```sql\nSELECT 1\n```"]
     probes = make_probes(refs, [["extra"], [], []])
     assert [(p.label, p.text) for p in probes[0]] == [
-        ("reference", refs[0]), ("empty", ""), ("no-markup", "SELECT 1"), ("truncated", refs[0][:9]),
-        ("other-reference", refs[1]), ("declared-1", "extra"),
+        ("reference", refs[0]),
+        ("empty", ""),
+        ("no-markup", "SELECT 1"),
+        ("truncated", refs[0][:9]),
+        ("other-reference", refs[1]),
+        ("declared-1", "extra"),
     ]
     # example 2's next reference (example 0's) is the same text, so the one after it (example 1's) is used
     assert [p for p in probes[2] if p.label == "other-reference"][0].text == refs[1]

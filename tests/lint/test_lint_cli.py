@@ -18,7 +18,9 @@ from mrtpo_sdk.lint import CODES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
-LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>MRT\d{3}) (?P<msg>.+?)(?: \[(?P<ctx>[^\]]*)\])?$")
+LINE = re.compile(
+    r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>MRT\d{3}) (?P<msg>.+?)(?: \[(?P<ctx>[^\]]*)\])?$"
+)
 
 
 @pytest.fixture
@@ -149,8 +151,10 @@ def test_noqa_on_the_verifier_line(project, capsys):
 
 
 def test_noqa_on_a_static_finding_line(project, capsys):
-    project("mrt004_invented_feedback", edit=lambda t: t.replace(
-        'schema.")  # expect: MRT004\n    return', 'schema.")  # noqa: MRT004\n    return'))
+    project(
+        "mrt004_invented_feedback",
+        edit=lambda t: t.replace('schema.")  # expect: MRT004\n    return', 'schema.")  # noqa: MRT004\n    return'),
+    )
     rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py")
     assert [int(m["line"]) for m in finding_lines(out)] == [17]
 
@@ -312,7 +316,8 @@ def test_sarif_format(project, capsys):
     run0 = doc["runs"][0]
     assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == list(CODES)
     assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run0["results"]] == [
-        ("MRT004", 17), ("MRT004", 22)
+        ("MRT004", 17),
+        ("MRT004", 22),
     ]
     for r in run0["results"]:
         assert run0["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
@@ -324,8 +329,10 @@ def test_statistics(project, capsys):
     rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "mrt012_verifier_without_kind.py", "--statistics")
     assert rc == 1
     rows = [line.split("\t") for line in out.strip().splitlines()]
-    assert [[c.strip() for c in r] for r in rows] == [["2", "MRT004", "invented-feedback"],
-                                                      ["1", "MRT012", "verifier-without-kind"]]
+    assert [[c.strip() for c in r] for r in rows] == [
+        ["2", "MRT004", "invented-feedback"],
+        ["1", "MRT012", "verifier-without-kind"],
+    ]
 
 
 def test_output_file_and_exit_zero(project, capsys, tmp_path):
@@ -381,8 +388,10 @@ def test_lint_does_not_import_torch_or_trl():
 
 # ----------------------------------------------------------------------------------------------- task functions
 def test_task_whose_reference_raises_is_a_load_error_naming_the_example(project, capsys):
-    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
-        "reference=reference)", "reference=lambda example: example['missing'])"))
+    project(
+        "mrt012_verifier_without_kind_clean",
+        edit=lambda t: t.replace("reference=reference)", "reference=lambda example: example['missing'])"),
+    )
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
     assert rc == 2
     (line,) = out.splitlines()[:1]
@@ -393,8 +402,14 @@ def test_task_whose_reference_raises_is_a_load_error_naming_the_example(project,
 def test_declared_probes_reach_the_verifiers(project, capsys):
     def edit(text):
         text = text.replace("PROBES = [BAD_ARGUMENT]\n", "")
-        text = text.replace("errors = schema_errors(call)\n", "errors = schema_errors(call)\n    assert call['name'] != 'crash'\n")
-        return text + "\n\ndef lint_probes(example):\n    return ['<tool_call>{\"name\": \"crash\", \"arguments\": {}}</tool_call>']\n"
+        text = text.replace(
+            "errors = schema_errors(call)\n", "errors = schema_errors(call)\n    assert call['name'] != 'crash'\n"
+        )
+        return (
+            text
+            + "\n\ndef lint_probes(example):\n"
+            + "    return ['<tool_call>{\"name\": \"crash\", \"arguments\": {}}</tool_call>']\n"
+        )
 
     project("mrt012_verifier_without_kind_clean", edit=edit)
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
@@ -416,12 +431,19 @@ def test_file_without_task_given_explicitly_is_an_error(project, capsys):
 
 
 def test_unused_noqa_ignores_other_tools_codes_and_bare_noqa(project, capsys):
-    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
-        "def call_format(example, completion):", "def call_format(example, completion):  # noqa: E501"
-    ).replace("def call_match(example, completion):", "def call_match(example, completion):  # noqa"))
+    project(
+        "mrt012_verifier_without_kind_clean",
+        edit=lambda t: t.replace(
+            "def call_format(example, completion):", "def call_format(example, completion):  # noqa: E501"
+        ).replace("def call_match(example, completion):", "def call_match(example, completion):  # noqa"),
+    )
     assert run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")[0] == 0
-    project("mrt012_verifier_without_kind_clean", edit=lambda t: t.replace(
-        "def call_match(example, completion):", "def call_match(example, completion):  # noqa: MRT005"))
+    project(
+        "mrt012_verifier_without_kind_clean",
+        edit=lambda t: t.replace(
+            "def call_match(example, completion):", "def call_match(example, completion):  # noqa: MRT005"
+        ),
+    )
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind_clean.py")
     assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT013"]
     # not judged when the code is not enabled
@@ -429,8 +451,13 @@ def test_unused_noqa_ignores_other_tools_codes_and_bare_noqa(project, capsys):
 
 
 def test_file_at_name_lints_one_task(project, capsys):
-    project("mrt012_verifier_without_kind", edit=lambda t: t + "\nclean = Task(name='tools2', examples=EXAMPLES, "
-            "prompt=prompt, verifiers=[call_format, call_match], reference=reference)\n")
+    project(
+        "mrt012_verifier_without_kind",
+        edit=lambda t: (
+            t + "\nclean = Task(name='tools2', examples=EXAMPLES, "
+            "prompt=prompt, verifiers=[call_format, call_match], reference=reference)\n"
+        ),
+    )
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@clean")
     assert rc == 0 and "(1 task in 1 file" in out
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@tools")  # the task's name works too
@@ -460,8 +487,10 @@ def test_color_only_when_asked_or_on_a_terminal(project, capsys):
 
 
 def test_task_files_that_print_do_not_corrupt_json(project, capsys):
-    project("mrt012_verifier_without_kind", edit=lambda t: t.replace(
-        "PROBES = [BAD_ARGUMENT]", "PROBES = [BAD_ARGUMENT]\nprint('loading tools')"))
+    project(
+        "mrt012_verifier_without_kind",
+        edit=lambda t: t.replace("PROBES = [BAD_ARGUMENT]", "PROBES = [BAD_ARGUMENT]\nprint('loading tools')"),
+    )
     rc, out, err = run(capsys, "lint", "mrt012_verifier_without_kind.py", "--format", "json")
     assert rc == 1 and [d["code"] for d in json.loads(out)] == ["MRT012"]
     assert "loading tools" in err

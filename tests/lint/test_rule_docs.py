@@ -35,7 +35,7 @@ def test_rule_docstring_has_the_sections_in_order(code):
     positions = [doc.find(s) for s in SECTIONS]
     assert all(p >= 0 for p in positions), [s for s, p in zip(SECTIONS, positions) if p < 0]
     assert positions == sorted(positions)
-    refs = doc[positions[-1]:]
+    refs = doc[positions[-1] :]
     assert re.search(r"^\s*- \S", refs, re.M), "References lists at least one source"
     if code <= "MRT008":  # the block-writing rules cite the spec's rule
         assert "spec/MRTPO.md" in refs

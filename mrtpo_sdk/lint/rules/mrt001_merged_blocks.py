@@ -105,31 +105,41 @@ class MergedBlocks(Rule):
                             continue
                         if bj == bk and j < k:
                             yield ctx.finding(
-                                self.code, k, f"the block is the same as verifier `{verifiers[j].name}`'s block "
+                                self.code,
+                                k,
+                                f"the block is the same as verifier `{verifiers[j].name}`'s block "
                                 f"({fmt(bk)}); each reward needs its own information",
-                                example=i, probe=ctx.probes[i][p].label, key=f"same:{j}",
+                                example=i,
+                                probe=ctx.probes[i][p].label,
+                                key=f"same:{j}",
                             )
                         elif bj != bk and bj in bk:
                             yield ctx.finding(
-                                self.code, k, f"the block contains verifier `{verifiers[j].name}`'s block "
+                                self.code,
+                                k,
+                                f"the block contains verifier `{verifiers[j].name}`'s block "
                                 f"({fmt(bj)}); keep only this reward's information",
-                                example=i, probe=ctx.probes[i][p].label, key=f"contains:{j}",
+                                example=i,
+                                probe=ctx.probes[i][p].label,
+                                key=f"contains:{j}",
                             )
                     n = list_items(bk)
                     if n >= 2:
                         yield ctx.finding(
-                            self.code, k, f"the block lists {n} items; one reward's block states one piece of "
+                            self.code,
+                            k,
+                            f"the block lists {n} items; one reward's block states one piece of "
                             f"information (split it into one verifier per item)",
-                            example=i, probe=ctx.probes[i][p].label, key="list",
+                            example=i,
+                            probe=ctx.probes[i][p].label,
+                            key="list",
                         )
 
     def _in_prompt(self, ctx: TaskContext) -> Iterator[Finding]:
         names = [v.name for v in ctx.verifiers]
         for i, p0 in enumerate(ctx.prompts):
             applies = [any(row[k] is not None for row in ctx.outcomes[i]) for k in range(len(names))]
-            removed = [
-                _removed(p0, wo) if wo is not None and applies[k] else "" for k, wo in enumerate(ctx.without[i])
-            ]
+            removed = [_removed(p0, wo) if wo is not None and applies[k] else "" for k, wo in enumerate(ctx.without[i])]
             for k, rk in enumerate(removed):
                 if not rk.strip():
                     continue
@@ -138,9 +148,13 @@ class MergedBlocks(Rule):
                         continue
                     if (rj == rk and j < k) or (rj != rk and rj.strip() in rk):
                         yield ctx.finding(
-                            self.code, k, f"prompt_without(example, {names[k]!r}) also removes the text that "
+                            self.code,
+                            k,
+                            f"prompt_without(example, {names[k]!r}) also removes the text that "
                             f"prompt_without(example, {names[j]!r}) removes ({fmt(rj)}); remove only this "
-                            f"constraint", example=i, key=f"without:{j}",
+                            f"constraint",
+                            example=i,
+                            key=f"without:{j}",
                         )
 
 
@@ -153,4 +167,4 @@ def _removed(before: str, after: str) -> str:
     b = 0
     while b < n - a and before[len(before) - 1 - b] == after[len(after) - 1 - b]:
         b += 1
-    return before[a: len(before) - b]
+    return before[a : len(before) - b]

@@ -74,7 +74,7 @@ class GenericBlock(Rule):
 
     code = "MRT002"
     name = "generic-block"
-    kinds = "all verifiers, in tasks that append blocks (block_placement=\"append\")"
+    kinds = 'all verifiers, in tasks that append blocks (block_placement="append")'
     summary = "a block carries no example-specific information"
     checks = "static + dynamic"
 
@@ -91,7 +91,9 @@ class GenericBlock(Rule):
                     if phrase:
                         static_hit = True
                         yield ctx.finding(
-                            self.code, k, f"vague requirement {phrase!r} in the block; state the information "
+                            self.code,
+                            k,
+                            f"vague requirement {phrase!r} in the block; state the information "
                             f"itself (the error, the reference, the concrete format)",
                             at=node_location(ctx, k, seg.node if seg else None, seg.file if seg else None)
                             or node_location(ctx, k, bs.node, site.function[0].path if site.function else None),
@@ -101,7 +103,9 @@ class GenericBlock(Rule):
                     static_hit = True
                     text = next(BlockSite.render(a) for a in bs.alternatives if BlockSite.render(a))
                     yield ctx.finding(
-                        self.code, k, f"the block is built only from string literals ({fmt(text)}); build it from "
+                        self.code,
+                        k,
+                        f"the block is built only from string literals ({fmt(text)}); build it from "
                         f"the example's label or the verifier's output",
                         at=node_location(ctx, k, bs.node, site.function[0].path if site.function else None),
                         key="literal",
@@ -113,8 +117,12 @@ class GenericBlock(Rule):
                         if phrase:
                             static_hit = True
                             yield ctx.finding(
-                                self.code, k, f"vague requirement {phrase!r} in the block; state the information "
-                                f"itself", example=i, probe=ctx.probes[i][p].label, key=f"vague:{phrase}",
+                                self.code,
+                                k,
+                                f"vague requirement {phrase!r} in the block; state the information itself",
+                                example=i,
+                                probe=ctx.probes[i][p].label,
+                                key=f"vague:{phrase}",
                             )
             if v.kind in ("constraint", "feedback") or static_hit:
                 continue
@@ -123,15 +131,23 @@ class GenericBlock(Rule):
                 bad = [i for i, b in ref_blocks.items() if not names_concrete_markup(b)]
                 if bad:
                     yield ctx.finding(
-                        self.code, k, f"the format block {fmt(ref_blocks[bad[0]])} names no concrete tag or code "
+                        self.code,
+                        k,
+                        f"the format block {fmt(ref_blocks[bad[0]])} names no concrete tag or code "
                         f"fence; state the exact markup it checks (e.g. ```sql ... ```, <tool_call>...</tool_call>)",
-                        example=bad[0], probe="reference", key="format-vague",
+                        example=bad[0],
+                        probe="reference",
+                        key="format-vague",
                     )
                 continue
             distinct_refs = {ctx.references[i] for i in ref_blocks}
             if n >= 2 and len(ref_blocks) == n and len(set(ref_blocks.values())) == 1 and len(distinct_refs) > 1:
                 block = next(iter(ref_blocks.values()))
                 yield ctx.finding(
-                    self.code, k, f"the block is the same on all {n} sampled examples ({fmt(block)}); build it "
-                    f"from each example's label or the verifier's output", probe="reference", key="identical",
+                    self.code,
+                    k,
+                    f"the block is the same on all {n} sampled examples ({fmt(block)}); build it "
+                    f"from each example's label or the verifier's output",
+                    probe="reference",
+                    key="identical",
                 )

@@ -69,7 +69,7 @@ class InstructionOrMetaInBlock(Rule):
 
     code = "MRT003"
     name = "instruction-or-meta-in-block"
-    kinds = "all verifiers, in tasks that append blocks (block_placement=\"append\")"
+    kinds = 'all verifiers, in tasks that append blocks (block_placement="append")'
     summary = "a block's wording instructs the model, labels itself, or talks about rewards/training"
     checks = "static"
 
@@ -85,22 +85,31 @@ class InstructionOrMetaInBlock(Rule):
                     if label:
                         seg = next((s for s in alt if s.text and label.rstrip(":*# ") in s.text), None)
                         yield ctx.finding(
-                            self.code, k, f"the block has a label or heading {label!r}; write the information as a "
-                            f"plain statement", at=self._at(ctx, k, seg, bs, file), key=f"label:{label}",
+                            self.code,
+                            k,
+                            f"the block has a label or heading {label!r}; write the information as a plain statement",
+                            at=self._at(ctx, k, seg, bs, file),
+                            key=f"label:{label}",
                         )
                 for sent, seg, _ in template_sentences(bs):
                     why = imperative_problem(sent)
                     if why:
                         yield ctx.finding(
-                            self.code, k, f"the block gives an instruction to the model ({why}); state the "
-                            f"information instead", at=self._at(ctx, k, seg, bs, file), key=f"imperative:{why}",
+                            self.code,
+                            k,
+                            f"the block gives an instruction to the model ({why}); state the information instead",
+                            at=self._at(ctx, k, seg, bs, file),
+                            key=f"imperative:{why}",
                         )
                     word = meta_word(sent)
                     if word:
                         yield ctx.finding(
-                            self.code, k, f"the block talks about {word!r}; a block states the information, never "
+                            self.code,
+                            k,
+                            f"the block talks about {word!r}; a block states the information, never "
                             f"rewards, scoring, verifiers, replay or training",
-                            at=self._at(ctx, k, seg, bs, file), key=f"meta:{word.lower()}",
+                            at=self._at(ctx, k, seg, bs, file),
+                            key=f"meta:{word.lower()}",
                         )
 
     @staticmethod

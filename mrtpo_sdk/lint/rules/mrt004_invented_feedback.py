@@ -75,9 +75,12 @@ class InventedFeedback(Rule):
                     if text and all(s.text is not None for s in alt):
                         literals.add(text)
                         yield ctx.finding(
-                            self.code, k, f"the feedback block is a fixed text ({fmt(text)}), not the verifier's "
-                            f"own output; return the verifier's message, or \"\" when there is none",
-                            at=node_location(ctx, k, bs.node, file), key=f"literal:{text}",
+                            self.code,
+                            k,
+                            f"the feedback block is a fixed text ({fmt(text)}), not the verifier's "
+                            f'own output; return the verifier\'s message, or "" when there is none',
+                            at=node_location(ctx, k, bs.node, file),
+                            key=f"literal:{text}",
                         )
             full = ctx.full_reward(k)
             if full is None:
@@ -89,7 +92,11 @@ class InventedFeedback(Rule):
                     if r is not None and r.block and r.reward >= full - 1e-9 and r.block not in literals:
                         label = ctx.probes[i][p].label
                         yield ctx.finding(
-                            self.code, k, f"the feedback block is non-empty ({fmt(r.block)}) on a completion that "
-                            f"earns full reward {full:g}; when the verifier finds nothing the block must be \"\"",
-                            example=i, probe=label, key="nonempty-on-full",
+                            self.code,
+                            k,
+                            f"the feedback block is non-empty ({fmt(r.block)}) on a completion that "
+                            f'earns full reward {full:g}; when the verifier finds nothing the block must be ""',
+                            example=i,
+                            probe=label,
+                            key="nonempty-on-full",
                         )

@@ -69,30 +69,42 @@ class ReferenceNotInPolicyFormat(Rule):
     def check(self, ctx: TaskContext) -> Iterator[Finding]:
         formats = ctx.kinds("format")
         for k in ctx.kinds("reference"):
-            for i, p, block in blocks_of(ctx, k, probe="reference"):
+            for i, _, block in blocks_of(ctx, k, probe="reference"):
                 ref = ctx.references[i] or ""
                 fences, bfences = fence_tags(ref), fence_tags(block)
                 if fences and not bfences & fences:
                     want = ", ".join(f"```{t}" for t in sorted(fences))
                     yield ctx.finding(
-                        self.code, k, f"the reference block has no {want} fence, but the reference completion "
+                        self.code,
+                        k,
+                        f"the reference block has no {want} fence, but the reference completion "
                         f"(the policy's format) uses it; write the reference exactly as the policy must",
-                        example=i, probe="reference", key="fence-missing",
+                        example=i,
+                        probe="reference",
+                        key="fence-missing",
                     )
                     continue
                 extra = bfences - fences
                 if extra:
                     yield ctx.finding(
-                        self.code, k, f"the reference block uses a ```{sorted(extra)[0]} fence that the policy's "
-                        f"format does not use", example=i, probe="reference", key="fence-extra",
+                        self.code,
+                        k,
+                        f"the reference block uses a ```{sorted(extra)[0]} fence that the policy's format does not use",
+                        example=i,
+                        probe="reference",
+                        key="fence-extra",
                     )
                     continue
                 tags = xml_tags(ref)
                 if not fences and tags and not xml_tags(block) & tags:
                     want = ", ".join(f"<{t}>" for t in sorted(tags))
                     yield ctx.finding(
-                        self.code, k, f"the reference block uses none of the tags of the policy's format ({want})",
-                        example=i, probe="reference", key="tags-missing",
+                        self.code,
+                        k,
+                        f"the reference block uses none of the tags of the policy's format ({want})",
+                        example=i,
+                        probe="reference",
+                        key="tags-missing",
                     )
                     continue
                 if normalize(block) and normalize(block) in normalize(ref):
@@ -103,7 +115,12 @@ class ReferenceNotInPolicyFormat(Rule):
                     if full is not None and (r is None or r.reward < full - 1e-9):
                         got = "n/a" if r is None else f"{r.reward:g}"
                         yield ctx.finding(
-                            self.code, k, f"the reference block, read as a completion, earns {got} from the format "
+                            self.code,
+                            k,
+                            f"the reference block, read as a completion, earns {got} from the format "
                             f"verifier `{ctx.verifiers[f].name}` (full reward {full:g}); write it in the policy's "
-                            f"output format", example=i, probe="reference", key=f"format:{f}",
+                            f"output format",
+                            example=i,
+                            probe="reference",
+                            key=f"format:{f}",
                         )

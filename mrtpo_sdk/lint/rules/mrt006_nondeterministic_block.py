@@ -61,8 +61,12 @@ class NondeterministicBlock(Rule):
         for i, (a, b) in enumerate(zip(ctx.prompts, ctx.prompts2)):
             if a != b:
                 yield ctx.finding(
-                    self.code, None, "the rollout prompt P_0 differs between two calls for the same example; "
-                    "build it deterministically from the example", example=i, key="prompt",
+                    self.code,
+                    None,
+                    "the rollout prompt P_0 differs between two calls for the same example; "
+                    "build it deterministically from the example",
+                    example=i,
+                    key="prompt",
                 )
         for i, rows in enumerate(ctx.outcomes):
             for p, row in enumerate(rows):
@@ -72,23 +76,33 @@ class NondeterministicBlock(Rule):
                     if isinstance(first, Result) and isinstance(second, Result):
                         if first.block != second.block:
                             yield ctx.finding(
-                                self.code, k, f"a second call gives a different block ({_differ(first.block, second.block)}); "
+                                self.code,
+                                k,
+                                f"a second call gives a different block ({_differ(first.block, second.block)}); "
                                 f"the block must depend only on the example and the completion",
-                                example=i, probe=label, key="block",
+                                example=i,
+                                probe=label,
+                                key="block",
                             )
                         elif first.reward != second.reward:
                             yield ctx.finding(
-                                self.code, k, f"a second call gives a different reward ({first.reward:g} then "
+                                self.code,
+                                k,
+                                f"a second call gives a different reward ({first.reward:g} then "
                                 f"{second.reward:g}); the reward must depend only on the example and the completion",
-                                example=i, probe=label, key="reward",
+                                example=i,
+                                probe=label,
+                                key="reward",
                             )
-                    elif (first is None) != (second is None) or isinstance(first, Result) != isinstance(
-                        second, Result
-                    ):
+                    elif (first is None) != (second is None) or isinstance(first, Result) != isinstance(second, Result):
                         yield ctx.finding(
-                            self.code, k, "a second call gives a different outcome (a result, None, or an error); "
+                            self.code,
+                            k,
+                            "a second call gives a different outcome (a result, None, or an error); "
                             "the verifier must depend only on the example and the completion",
-                            example=i, probe=label, key="outcome",
+                            example=i,
+                            probe=label,
+                            key="outcome",
                         )
 
 

@@ -67,9 +67,13 @@ class InconsistentReference(Rule):
                 r = ctx.score(i, k, block)
                 if r is not None and r.reward < full - 1e-9:
                     yield ctx.finding(
-                        self.code, k, f"the reference in the block earns {r.reward:g} from its own verifier (full "
+                        self.code,
+                        k,
+                        f"the reference in the block earns {r.reward:g} from its own verifier (full "
                         f"reward is {full:g}); the block must hold the answer the verifier accepts",
-                        example=i, probe="reference", key="unrewarded",
+                        example=i,
+                        probe="reference",
+                        key="unrewarded",
                     )
         if not ctx.in_prompt:
             return
@@ -82,8 +86,12 @@ class InconsistentReference(Rule):
                     continue
                 if wo == p0:
                     yield ctx.finding(
-                        self.code, k, f"prompt_without(example, {v.name!r}) returns the rollout prompt unchanged; "
-                        f"it must remove this constraint", example=i, key="unchanged",
+                        self.code,
+                        k,
+                        f"prompt_without(example, {v.name!r}) returns the rollout prompt unchanged; "
+                        f"it must remove this constraint",
+                        example=i,
+                        key="unchanged",
                     )
                     continue
                 if v.kind != "constraint":
@@ -94,11 +102,19 @@ class InconsistentReference(Rule):
                 nb = normalize(r.block)
                 if nb in normalize(wo):
                     yield ctx.finding(
-                        self.code, k, f"the constraint block {fmt(r.block)} is still in prompt_without(example, "
-                        f"{v.name!r}); remove it there", example=i, key="not-removed",
+                        self.code,
+                        k,
+                        f"the constraint block {fmt(r.block)} is still in prompt_without(example, "
+                        f"{v.name!r}); remove it there",
+                        example=i,
+                        key="not-removed",
                     )
                 elif nb not in normalize(p0):
                     yield ctx.finding(
-                        self.code, k, f"the constraint block {fmt(r.block)} is not in the rollout prompt; an "
-                        f"in-prompt block is the constraint's sentence in the prompt", example=i, key="not-in-prompt",
+                        self.code,
+                        k,
+                        f"the constraint block {fmt(r.block)} is not in the rollout prompt; an "
+                        f"in-prompt block is the constraint's sentence in the prompt",
+                        example=i,
+                        key="not-in-prompt",
                     )

@@ -47,7 +47,7 @@ class BlockInSamplingPrompt(Rule):
 
     ```python
     def prompt(example):
-        return f"{example.schema}\\n\\nQuestion: {example.question}\\n\\nAnswer with one SQLite query in a ```sql code block."
+        return f"{example.schema}\\n\\nQuestion: {example.question}\\n\\nAnswer with one query in a ```sql code block."
 
     FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with ```sql and closes with ```."
     ```
@@ -59,7 +59,7 @@ class BlockInSamplingPrompt(Rule):
 
     code = "MRT008"
     name = "block-in-sampling-prompt"
-    kinds = "all verifiers, in tasks that append blocks (block_placement=\"append\")"
+    kinds = 'all verifiers, in tasks that append blocks (block_placement="append")'
     summary = "a replay block's information is already in the rollout prompt P_0"
 
     def check(self, ctx: TaskContext) -> Iterator[Finding]:
@@ -72,15 +72,25 @@ class BlockInSamplingPrompt(Rule):
                 label = ctx.probes[i][p].label
                 if nb and nb in prompt:
                     yield ctx.finding(
-                        self.code, k, f"the block {fmt(block)} is already in the rollout prompt P_0; sampling must "
-                        f"not see the replay's information", example=i, probe=label, key="in-prompt",
+                        self.code,
+                        k,
+                        f"the block {fmt(block)} is already in the rollout prompt P_0; sampling must "
+                        f"not see the replay's information",
+                        example=i,
+                        probe=label,
+                        key="in-prompt",
                     )
                     continue
                 for sent in sentences(block):
                     ns = normalize(sent)
                     if len(ns.split()) >= _MIN_WORDS and ns in prompt:
                         yield ctx.finding(
-                            self.code, k, f"the block's sentence {fmt(sent)} is already in the rollout prompt P_0; "
-                            f"sampling must not see the replay's information", example=i, probe=label, key="in-prompt",
+                            self.code,
+                            k,
+                            f"the block's sentence {fmt(sent)} is already in the rollout prompt P_0; "
+                            f"sampling must not see the replay's information",
+                            example=i,
+                            probe=label,
+                            key="in-prompt",
                         )
                         break

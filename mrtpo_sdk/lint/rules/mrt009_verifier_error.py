@@ -79,13 +79,23 @@ class VerifierErrorRule(Rule):
         if isinstance(exc, VerifierContractError) or cause is None:
             msg = str(exc)
             prefix = f"task {exc.task!r}, verifier {exc.verifier!r}, example {exc.example_id!r}: "
-            msg = msg[len(prefix):] if msg.startswith(prefix) else msg
-            return ctx.finding(self.code, k, f"on the {probe} probe the verifier {msg}", example=i, probe=probe,
-                               key=f"contract:{msg[:40]}")
+            msg = msg[len(prefix) :] if msg.startswith(prefix) else msg
+            return ctx.finding(
+                self.code,
+                k,
+                f"on the {probe} probe the verifier {msg}",
+                example=i,
+                probe=probe,
+                key=f"contract:{msg[:40]}",
+            )
         text = " ".join(str(cause).split())[:160]
         return ctx.finding(
-            self.code, k, f"the verifier raises {type(cause).__name__}{': ' + text if text else ''} on the {probe} "
+            self.code,
+            k,
+            f"the verifier raises {type(cause).__name__}{': ' + text if text else ''} on the {probe} "
             f"probe; model output "
             f"is untrusted, so parse defensively and score a malformed answer as a genuine 0",
-            example=i, probe=probe, key=f"raises:{type(cause).__name__}",
+            example=i,
+            probe=probe,
+            key=f"raises:{type(cause).__name__}",
         )

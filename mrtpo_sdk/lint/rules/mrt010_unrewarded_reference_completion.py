@@ -63,7 +63,11 @@ class UnrewardedReferenceCompletion(Rule):
                 r = ctx.result(i, p, k)
                 if r is not None and r.reward < full - 1e-9:
                     yield ctx.finding(
-                        self.code, k, f"the task's reference completion earns {r.reward:g} from this verifier "
+                        self.code,
+                        k,
+                        f"the task's reference completion earns {r.reward:g} from this verifier "
                         f"(full reward is {full:g}); the reference, the prompt and the verifier disagree",
-                        example=i, probe="reference", key="unrewarded",
+                        example=i,
+                        probe="reference",
+                        key="unrewarded",
                     )

@@ -46,6 +46,8 @@ class MissingReferenceCompletion(Rule):
     def check(self, ctx: TaskContext) -> Iterator[Finding]:
         if ctx.task.reference is None:
             yield ctx.finding(
-                self.code, None, f"task {ctx.task.name!r} declares no reference=fn(example) -> completion; most "
-                f"dynamic checks need one", key="missing",
+                self.code,
+                None,
+                f"task {ctx.task.name!r} declares no reference=fn(example) -> completion; most dynamic checks need one",
+                key="missing",
             )

@@ -51,6 +51,9 @@ class VerifierWithoutKind(Rule):
         for k, v in enumerate(ctx.verifiers):
             if v.kind is None:
                 yield ctx.finding(
-                    self.code, k, f"the verifier declares no kind; pass kind= one of {', '.join(VERIFIER_KINDS)} so "
-                    f"the block rules for its kind apply", key="no-kind",
+                    self.code,
+                    k,
+                    f"the verifier declares no kind; pass kind= one of {', '.join(VERIFIER_KINDS)} so "
+                    f"the block rules for its kind apply",
+                    key="no-kind",
                 )

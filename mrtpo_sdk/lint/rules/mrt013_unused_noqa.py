@@ -82,6 +82,14 @@ class UnusedNoqa(Rule):
             text = lines[line - 1] if line - 1 < len(lines) else ""
             m = _COMMENT.search(text)
             col = m.start() + 1 if m else 1
-            out.append(Finding(self.code, f"`# noqa` suppresses nothing ({'; '.join(parts)}); remove it", path, line,
-                               col, key=f"noqa:{line}"))
+            out.append(
+                Finding(
+                    self.code,
+                    f"`# noqa` suppresses nothing ({'; '.join(parts)}); remove it",
+                    path,
+                    line,
+                    col,
+                    key=f"noqa:{line}",
+                )
+            )
         return out
