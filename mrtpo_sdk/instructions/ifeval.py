@@ -40,16 +40,18 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _and(items: list[str]) -> str:
+def _and(items: list[str], conj: str = "and") -> str:
     items = [str(i) for i in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conj} " + items[-1]
 
 
 # ============================================================================================ keywords
 @register(
     "keywords:existence",
     kwargs={"keywords": "words"},
-    describe=lambda kw: f"Include the keywords {_and(kw['keywords'])} in the response.",
+    describe=lambda kw: (
+        f"Include the keyword{'' if len(kw['keywords']) == 1 else 's'} {_and(kw['keywords'])} in the response."
+    ),
 )
 def keywords_existence(kw: Mapping[str, Any], response: str) -> bool:
     """Every keyword occurs, case-insensitively, anywhere (also inside longer words)."""
@@ -72,7 +74,10 @@ def keywords_frequency(kw: Mapping[str, Any], response: str) -> bool:
 @register(
     "keywords:forbidden_words",
     kwargs={"forbidden_words": "words"},
-    describe=lambda kw: f"Do not include the words {_and(sorted(set(kw['forbidden_words'])))} in the response.",
+    describe=lambda kw: (
+        f"Do not include the word{'' if len(set(kw['forbidden_words'])) == 1 else 's'} "
+        f"{_and(sorted(set(kw['forbidden_words'])), 'or')} in the response."
+    ),
 )
 def keywords_forbidden_words(kw: Mapping[str, Any], response: str) -> bool:
     """No forbidden word occurs as a whole word (``\\b`` boundaries), case-insensitively."""

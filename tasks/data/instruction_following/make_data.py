@@ -174,6 +174,10 @@ def make_split(name: str, count: int, seed: int, unseen: bool) -> list[dict]:
             ids = r.sample(unseen_ids, r.choice([1, 1, 2, 2, 3]))
             if r.random() < 0.3:
                 ids.append(r.choice(seen_ids))
+        elif r.random() < 0.1:  # the exclusive types (JSON, two responses, ...) rarely survive random sets
+            first = r.choice(sorted(EXCLUSIVE_EXCEPT))
+            allowed = sorted(EXCLUSIVE_EXCEPT[first])
+            ids = [first] + r.sample(allowed, r.randint(0, min(2, len(allowed))))
         else:
             ids = r.sample(seen_ids, r.choice([1, 2, 2, 3, 3, 4]))
         if not compatible(ids):
