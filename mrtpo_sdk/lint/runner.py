@@ -30,6 +30,8 @@ from .static import SourceFile, VerifierSite, block_sites, source_file, verifier
 __all__ = ["LintReport", "lint_paths", "discover", "build_context", "sample_indexes", "make_probes"]
 
 UNUSED_NOQA = "MRT013"
+BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010"}
+"""Rules about a verifier's block and reward; a ``weight=0`` verifier (logged, never replayed) is exempt."""
 PROBES_FUNCTION = "lint_probes"
 PROBES_CONSTANT = "PROBES"
 
@@ -391,9 +393,10 @@ def lint_file(
             line = _task_line(src, var)
             findings.append(Finding(None, str(exc), path, line, 1))
             continue
+        logged_only = {v.name for v in task.verifiers if v.weight == 0}
         for rule in rules:
             try:
-                findings.extend(rule.check(ctx))
+                findings.extend(f for f in rule.check(ctx) if not (f.verifier in logged_only and f.code in BLOCK_RULES))
             except Exception as exc:  # a bug in a rule must not hide the other rules' findings
                 findings.append(
                     Finding(

@@ -408,7 +408,7 @@ def test_declared_probes_reach_the_verifiers(project, capsys):
         return (
             text
             + "\n\ndef lint_probes(example):\n"
-            + "    return ['<tool_call>{\"name\": \"crash\", \"arguments\": {}}</tool_call>']\n"
+            + '    return [\'<tool_call>{"name": "crash", "arguments": {}}</tool_call>\']\n'
         )
 
     project("mrt012_verifier_without_kind_clean", edit=edit)
@@ -506,3 +506,25 @@ def test_a_crashing_rule_is_reported_and_the_others_still_run(project, capsys, m
     assert rc == 2
     assert "error: internal error in rule MRT004 (invented-feedback) on task 'task': ZeroDivisionError" in out
     assert [m["code"] for m in finding_lines(out)] == ["MRT012"]
+
+
+def test_logged_only_verifiers_are_exempt_from_block_rules(project, capsys):
+    project(
+        "mrt004_invented_feedback",
+        edit=lambda t: t.replace('@verifier(kind="feedback")', '@verifier(kind="feedback", weight=0)'),
+    )
+    assert run(capsys, "lint", "mrt004_invented_feedback.py")[0] == 0
+    project(
+        "mrt009_verifier_error",
+        edit=lambda t: t.replace('@verifier(kind="feedback")', '@verifier(kind="feedback", weight=0)'),
+    )
+    rc, out, _ = run(capsys, "lint", "mrt009_verifier_error.py")  # a crash still matters
+    assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT009"]
+
+
+def test_load_errors_in_json_have_no_code(project, capsys):
+    Path("b_broken.py").write_text("from mrtpo_sdk import Task\nimport does_not_exist\ntask = Task()\n")
+    rc, out, _ = run(capsys, "lint", "b_broken.py", "--format", "json")
+    (entry,) = json.loads(out)
+    assert rc == 2 and entry["code"] is None and entry["location"] == {"row": 2, "column": 1}
+    assert "ModuleNotFoundError" in entry["message"]
