@@ -79,9 +79,9 @@ def sentences(text: str) -> list[str]:
 # Imperative verbs that open an instruction addressed to the model ("Write the query ...", "Do not ...").
 _IMPERATIVE_VERBS = frozenset(
     """
-    add answer avoid begin check choose consider correct do don't dont enclose end ensure explain fix follow format
-    give include keep limit list make mention never note output place please provide put remember remove replace
-    reply respond return rewrite show start think try use verify wrap write
+    add answer avoid begin check choose consider correct do don't dont enclose ensure explain fix follow give
+    include keep make mention never note output place please provide put remember remove replace reply respond
+    return rewrite think try use verify wrap write
     """.split()
 )
 _ADDRESS = re.compile(r"\b(?:you|your|you're|yourself)\b", re.I)

@@ -14,8 +14,9 @@ _MIN_WORDS = 8  # a shorter sentence ("no such table: t") may repeat the prompt 
 class BlockInSamplingPrompt(Rule):
     """## What it does
     For tasks that append blocks to the prompt (``block_placement="append"``, the default), flags a block whose
-    information is already in the rollout prompt ``P_0``: the whole block, or one of its sentences of at least
-    eight words, appears in ``P_0`` (whitespace-insensitive). Tasks with ``block_placement="in-prompt"`` are
+    information is already in the rollout prompt ``P_0``: the whole block (at least four words or 24 characters,
+    so that a short value such as ``5`` is not matched by chance), or one of its sentences of at least eight words,
+    appears in ``P_0`` (whitespace-insensitive). Tasks with ``block_placement="in-prompt"`` are
     exempt: there the information is meant to be in the prompt.
 
     ## Why is this bad?
@@ -70,7 +71,7 @@ class BlockInSamplingPrompt(Rule):
                 prompt = normalize(ctx.prompts[i])
                 nb = normalize(block)
                 label = ctx.probes[i][p].label
-                if nb and nb in prompt:
+                if (len(nb.split()) >= 4 or len(nb) >= 24) and nb in prompt:  # not a short value met by chance
                     yield ctx.finding(
                         self.code,
                         k,
