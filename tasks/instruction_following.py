@@ -15,8 +15,13 @@ import sys
 from pathlib import Path
 
 from mrtpo_sdk import MRTPOError, Task
-from mrtpo_sdk.instructions import constraint_verifiers, load_examples_jsonl, load_ifeval_jsonl, prompt_without
-from mrtpo_sdk.instructions import reference_for
+from mrtpo_sdk.instructions import (
+    constraint_verifiers,
+    load_examples_jsonl,
+    load_ifeval_jsonl,
+    prompt_without,
+    reference_for,
+)
 
 DATA = Path(__file__).parent / "data" / "instruction_following"
 SPLITS = ("train", "validation", "unseen")

@@ -1,6 +1,6 @@
 """Print per-type agreement between our checkers and the committed lm-eval IFEval verdicts.
 
-    python benchmarks/ifeval_agreement/compare.py [tests/instructions/data/ifeval_agreement.jsonl]
+python benchmarks/ifeval_agreement/compare.py [tests/instructions/data/ifeval_agreement.jsonl]
 """
 
 from __future__ import annotations

@@ -23,17 +23,95 @@ WORDS = (
 ).split()
 
 EDGE = [
-    "", " ", "\n", "\n\n", "\t \n ", "***", "* * *", "---", "- - -", "******", "*", "**", "* ", "-", "- ",
-    "```json\n{}\n```", "```\n[1, 2]\n```", "```JSON\n{\"a\": 1}\n```  ", "{\"a\": 1}", "[1,2", "null", "NaN",
-    "- a\n- b", "* a\n* b", "*a*", "**a**", "* a*", "Hello, world.", "HELLO WORLD", "hello world", "Hello World!",
-    "P.S. hi", "p.s. hi", "P. S. hi", "P.P.S hi", "<<t>>", "<<>>", "<< >>", "<<<x>>>", "[x]", "[]", "[\n]",
-    "Section 1", "SECTION 1\nSECTION 2", "section 1", "Section1 Section2 Section3", "a-b-c", "well-known fact",
-    "don't stop", "snake_case words", "İstanbul ışık", "Straße groß", "naïve café", "…", "😀 🎉", "3.14 is pi.",
-    "Dr. Smith went home. He was tired.", "U.S.A. is big. It is.", "Wait... what?! Really.", "e.g. this. i.e. that.",
-    "\"quoted\"", "\" \"", "\"", "'single'", "My answer is yes.", "my answer is yes.", "My answer is yes",
-    "Any other questions?", "Any other questions?\"", "line one\nline two\n", "   trailing   ", "\u00a0nbsp\u00a0",
-    "A\u2028B", "x\r\ny\r\n", "\x0b\x0c", "1234 5678", "!!!", "???", "...", "a, b, c", "a，b", "ALL CAPS, YES.",
-    "all lower, yes.", "Mixed CASE words HERE.", "USA", "I", "I am OK.", "COVID-19 and U.S. news", "DON'T GO",
+    "",
+    " ",
+    "\n",
+    "\n\n",
+    "\t \n ",
+    "***",
+    "* * *",
+    "---",
+    "- - -",
+    "******",
+    "*",
+    "**",
+    "* ",
+    "-",
+    "- ",
+    "```json\n{}\n```",
+    "```\n[1, 2]\n```",
+    '```JSON\n{"a": 1}\n```  ',
+    '{"a": 1}',
+    "[1,2",
+    "null",
+    "NaN",
+    "- a\n- b",
+    "* a\n* b",
+    "*a*",
+    "**a**",
+    "* a*",
+    "Hello, world.",
+    "HELLO WORLD",
+    "hello world",
+    "Hello World!",
+    "P.S. hi",
+    "p.s. hi",
+    "P. S. hi",
+    "P.P.S hi",
+    "<<t>>",
+    "<<>>",
+    "<< >>",
+    "<<<x>>>",
+    "[x]",
+    "[]",
+    "[\n]",
+    "Section 1",
+    "SECTION 1\nSECTION 2",
+    "section 1",
+    "Section1 Section2 Section3",
+    "a-b-c",
+    "well-known fact",
+    "don't stop",
+    "snake_case words",
+    "İstanbul ışık",
+    "Straße groß",
+    "naïve café",
+    "…",
+    "😀 🎉",
+    "3.14 is pi.",
+    "Dr. Smith went home. He was tired.",
+    "U.S.A. is big. It is.",
+    "Wait... what?! Really.",
+    "e.g. this. i.e. that.",
+    '"quoted"',
+    '" "',
+    '"',
+    "'single'",
+    "My answer is yes.",
+    "my answer is yes.",
+    "My answer is yes",
+    "Any other questions?",
+    'Any other questions?"',
+    "line one\nline two\n",
+    "   trailing   ",
+    "\u00a0nbsp\u00a0",
+    "A\u2028B",
+    "x\r\ny\r\n",
+    "\x0b\x0c",
+    "1234 5678",
+    "!!!",
+    "???",
+    "...",
+    "a, b, c",
+    "a，b",
+    "ALL CAPS, YES.",
+    "all lower, yes.",
+    "Mixed CASE words HERE.",
+    "USA",
+    "I",
+    "I am OK.",
+    "COVID-19 and U.S. news",
+    "DON'T GO",
 ]
 
 
@@ -100,8 +178,11 @@ def pairs():
         c = max(0, f + R.choice([-2, -1, -1, 0, 0, 1, 1, 2]))
         toks = [R.choice([k, k.upper(), k.title(), k + "s", k + k]) for _ in range(c)] + w(R.randint(0, 15)).split()
         R.shuffle(toks)
-        add("keywords:frequency", {"keyword": R.choice([k, " " + k, k + " "]), "frequency": f,
-                                   "relation": R.choice(REL)}, decorate(" ".join(toks)))
+        add(
+            "keywords:frequency",
+            {"keyword": R.choice([k, " " + k, k + " "]), "frequency": f, "relation": R.choice(REL)},
+            decorate(" ".join(toks)),
+        )
     for e in EDGE:
         add("keywords:frequency", {"keyword": "a", "frequency": 2, "relation": R.choice(REL)}, e)
 
@@ -126,9 +207,11 @@ def pairs():
         body = "".join(ch for ch in w(R.randint(1, 12)) if ch.lower() != letter)
         chars = list(body) + [R.choice([letter, letter.upper()]) for _ in range(c)]
         R.shuffle(chars)
-        add("keywords:letter_frequency",
-            {"letter": R.choice([letter, letter.upper()]), "let_frequency": f,
-             "let_relation": R.choice(REL)}, decorate("".join(chars)))
+        add(
+            "keywords:letter_frequency",
+            {"letter": R.choice([letter, letter.upper()]), "let_frequency": f, "let_relation": R.choice(REL)},
+            decorate("".join(chars)),
+        )
     for e in EDGE:
         add("keywords:letter_frequency", {"letter": "s", "let_frequency": 2, "let_relation": R.choice(REL)}, e)
 
@@ -167,15 +250,32 @@ def pairs():
         add("language:response_language", {"language": R.choice(codes)}, e)
 
     # ---------------------------------------------------------------- length_constraints:number_sentences
-    tricky = ["Dr. Smith arrived.", "It cost $3.50 today.", "See e.g. the map.", "He left at 5 p.m. today.",
-              "Wait... really?", "The U.S. team won.", "\"Stop!\" he said.", "Mr. and Mrs. Jones came.",
-              "Visit example.com now.", "No period here", "(Aside.)", "1. First item", "Ph.D. students wrote."]
+    tricky = [
+        "Dr. Smith arrived.",
+        "It cost $3.50 today.",
+        "See e.g. the map.",
+        "He left at 5 p.m. today.",
+        "Wait... really?",
+        "The U.S. team won.",
+        '"Stop!" he said.',
+        "Mr. and Mrs. Jones came.",
+        "Visit example.com now.",
+        "No period here",
+        "(Aside.)",
+        "1. First item",
+        "Ph.D. students wrote.",
+    ]
     for _ in range(260):
         n = R.randint(1, 10)
-        parts = [R.choice(tricky) if R.random() < 0.35 else sent() for _ in range(max(0, n + R.choice([-2, -1, 0, 0, 1, 2])))]
+        parts = [
+            R.choice(tricky) if R.random() < 0.35 else sent() for _ in range(max(0, n + R.choice([-2, -1, 0, 0, 1, 2])))
+        ]
         sep = R.choice([" ", "\n", "\n\n", "  ", "\n- "])
-        add("length_constraints:number_sentences", {"num_sentences": n, "relation": R.choice(REL)},
-            decorate(sep.join(parts)))
+        add(
+            "length_constraints:number_sentences",
+            {"num_sentences": n, "relation": R.choice(REL)},
+            decorate(sep.join(parts)),
+        )
     for e in EDGE:
         add("length_constraints:number_sentences", {"num_sentences": 2, "relation": R.choice(REL)}, e)
 
@@ -196,15 +296,34 @@ def pairs():
         add("length_constraints:number_paragraphs", {"num_paragraphs": R.randint(1, 2)}, e)
 
     # ---------------------------------------------------------------- length_constraints:number_words
-    extras = ["well-known", "don't", "snake_case", "3.14", "co-op", "naïve", "İstanbul", "e-mail", "U.S.", "#tag",
-              "a—b", "x/y", "😀", "...", "--", "ß"]
+    extras = [
+        "well-known",
+        "don't",
+        "snake_case",
+        "3.14",
+        "co-op",
+        "naïve",
+        "İstanbul",
+        "e-mail",
+        "U.S.",
+        "#tag",
+        "a—b",
+        "x/y",
+        "😀",
+        "...",
+        "--",
+        "ß",
+    ]
     for _ in range(240):
         n = R.randint(1, 60)
         toks = w(max(0, n + R.choice([-2, -1, 0, 0, 1, 2]))).split()
         for _ in range(R.randint(0, 3)):
             toks.insert(R.randint(0, len(toks)), R.choice(extras))
-        add("length_constraints:number_words", {"num_words": n, "relation": R.choice(REL)},
-            decorate(R.choice([" ", "  ", "\n", " \n "]).join(toks)))
+        add(
+            "length_constraints:number_words",
+            {"num_words": n, "relation": R.choice(REL)},
+            decorate(R.choice([" ", "  ", "\n", " \n "]).join(toks)),
+        )
     for e in EDGE:
         add("length_constraints:number_words", {"num_words": R.randint(1, 3), "relation": R.choice(REL)}, e)
 
@@ -216,8 +335,22 @@ def pairs():
         k = max(1, n + R.choice([-1, 0, 0, 0, 1]))
         paras = [sents(R.randint(1, 2)) for _ in range(k)]
         if nth <= k:
-            lead = R.choice([fw, fw.capitalize(), fw.upper(), f"\"{fw}\"", f"'{fw},", f"{fw}.", f"**{fw}**",
-                             f"{fw}-like", f"{fw}'s", f"({fw})", fw + "s", R.choice(WORDS)])
+            lead = R.choice(
+                [
+                    fw,
+                    fw.capitalize(),
+                    fw.upper(),
+                    f'"{fw}"',
+                    f"'{fw},",
+                    f"{fw}.",
+                    f"**{fw}**",
+                    f"{fw}-like",
+                    f"{fw}'s",
+                    f"({fw})",
+                    fw + "s",
+                    R.choice(WORDS),
+                ]
+            )
             paras[nth - 1] = lead + " " + paras[nth - 1]
         sep = R.choice(["\n\n", "\n\n", "\n\n\n", "\n \n", "\n\n\n\n", "\n"])
         text = sep.join(paras)
@@ -225,11 +358,17 @@ def pairs():
             text = "\n\n" + text
         if R.random() < 0.1:
             text = text + "\n\n"
-        add("length_constraints:nth_paragraph_first_word",
-            {"num_paragraphs": n, "nth_paragraph": nth, "first_word": R.choice([fw, fw.capitalize()])}, text)
+        add(
+            "length_constraints:nth_paragraph_first_word",
+            {"num_paragraphs": n, "nth_paragraph": nth, "first_word": R.choice([fw, fw.capitalize()])},
+            text,
+        )
     for e in EDGE:
-        add("length_constraints:nth_paragraph_first_word", {"num_paragraphs": 1, "nth_paragraph": 1,
-                                                            "first_word": "hello"}, e)
+        add(
+            "length_constraints:nth_paragraph_first_word",
+            {"num_paragraphs": 1, "nth_paragraph": 1, "first_word": "hello"},
+            e,
+        )
 
     # ---------------------------------------------------------------- detectable_content:number_placeholders
     ph = ["[name]", "[]", "[ ]", "[a][b]", "[[x]]", "[x", "x]", "[multi\nline]", "[address]", "[ [y] ]", "[[[[", "]]"]
@@ -243,9 +382,25 @@ def pairs():
 
     # ---------------------------------------------------------------- detectable_content:postscript
     markers = ["P.S.", "P.P.S", "PS:", "Note:", "P.S", "p.s.", "Postscript:"]
-    variants = ["P.S. see you", "p.s. see you", "P. S. see you", "P.S see you", "PS: see you", "P.P.S see",
-                "P. P. S see", "p.p.s.", "P.P.S.", "Note: hi", "note: hi", "NOTE:", "P.  S. wide", "P.\nS. nl",
-                "Postscript: yes", "PPS no", "See you."]
+    variants = [
+        "P.S. see you",
+        "p.s. see you",
+        "P. S. see you",
+        "P.S see you",
+        "PS: see you",
+        "P.P.S see",
+        "P. P. S see",
+        "p.p.s.",
+        "P.P.S.",
+        "Note: hi",
+        "note: hi",
+        "NOTE:",
+        "P.  S. wide",
+        "P.\nS. nl",
+        "Postscript: yes",
+        "PPS no",
+        "See you.",
+    ]
     for _ in range(230):
         m = R.choice(markers)
         v = R.choice(variants)
@@ -256,8 +411,27 @@ def pairs():
         add("detectable_content:postscript", {"postscript_marker": R.choice(["P.S.", "P.P.S"])}, e)
 
     # ---------------------------------------------------------------- detectable_format:number_bullet_lists
-    items = ["* item", "*item", "** bold", "**bold**", "- dash", "-dash", "  * indented", "\t- tab", "+ plus",
-             "1. one", "---", "* ", "*", "-", " *\n", "*\nnext", "• dot", "*** rule", "* * *"]
+    items = [
+        "* item",
+        "*item",
+        "** bold",
+        "**bold**",
+        "- dash",
+        "-dash",
+        "  * indented",
+        "\t- tab",
+        "+ plus",
+        "1. one",
+        "---",
+        "* ",
+        "*",
+        "-",
+        " *\n",
+        "*\nnext",
+        "• dot",
+        "*** rule",
+        "* * *",
+    ]
     for _ in range(260):
         n = R.randint(1, 5)
         lines = [R.choice(items) for _ in range(max(0, n + R.choice([-1, 0, 0, 1])))]
@@ -271,8 +445,17 @@ def pairs():
         add("detectable_format:number_bullet_lists", {"num_bullets": R.randint(1, 2)}, e)
 
     # ---------------------------------------------------------------- detectable_format:constrained_response
-    opts = ["My answer is yes.", "My answer is no.", "My answer is maybe.", "My answer is yes", "my answer is no.",
-            "My answer is Yes.", "My  answer is no.", "My answer is maybe!", "Answer: yes."]
+    opts = [
+        "My answer is yes.",
+        "My answer is no.",
+        "My answer is maybe.",
+        "My answer is yes",
+        "my answer is no.",
+        "My answer is Yes.",
+        "My  answer is no.",
+        "My answer is maybe!",
+        "Answer: yes.",
+    ]
     for _ in range(200):
         text = R.choice(["", sent() + " "]) + R.choice(opts) + R.choice(["", " " + sent()])
         add("detectable_format:constrained_response", {}, decorate(text))
@@ -280,14 +463,32 @@ def pairs():
         add("detectable_format:constrained_response", {}, e)
 
     # ---------------------------------------------------------------- detectable_format:number_highlighted_sections
-    hl = ["*one*", "**two**", "* *", "**", "***three***", "*a\nb*", "*x* *y*", "** **", "*open", "****",
-          "*multi word*", "**bold** text", "* item", "*_x_*", "`*code*`"]
+    hl = [
+        "*one*",
+        "**two**",
+        "* *",
+        "**",
+        "***three***",
+        "*a\nb*",
+        "*x* *y*",
+        "** **",
+        "*open",
+        "****",
+        "*multi word*",
+        "**bold** text",
+        "* item",
+        "*_x_*",
+        "`*code*`",
+    ]
     for _ in range(240):
         n = R.randint(1, 4)
         toks = w(R.randint(2, 8)).split() + [R.choice(hl) for _ in range(max(0, n + R.choice([-1, 0, 0, 1, 2])))]
         R.shuffle(toks)
-        add("detectable_format:number_highlighted_sections", {"num_highlights": n},
-            decorate(R.choice([" ", "\n"]).join(toks)))
+        add(
+            "detectable_format:number_highlighted_sections",
+            {"num_highlights": n},
+            decorate(R.choice([" ", "\n"]).join(toks)),
+        )
     for e in EDGE:
         add("detectable_format:number_highlighted_sections", {"num_highlights": 1}, e)
 
@@ -296,21 +497,68 @@ def pairs():
         sp = R.choice(["Section", "SECTION", "Part", "Chapter", "PARAGRAPH"])
         n = R.randint(1, 5)
         k = max(0, n + R.choice([-1, 0, 0, 1]))
-        heads = [R.choice([f"{sp} {i}", f"{sp}{i}", f"{sp.lower()} {i}", f"{sp} {i}:", f"{sp} X", f"{sp}s {i}",
-                           f"# {sp} {i}", f"{sp}  {i}", f"{sp}\n{i}"]) for i in range(1, k + 1)]
+        heads = [
+            R.choice(
+                [
+                    f"{sp} {i}",
+                    f"{sp}{i}",
+                    f"{sp.lower()} {i}",
+                    f"{sp} {i}:",
+                    f"{sp} X",
+                    f"{sp}s {i}",
+                    f"# {sp} {i}",
+                    f"{sp}  {i}",
+                    f"{sp}\n{i}",
+                ]
+            )
+            for i in range(1, k + 1)
+        ]
         text = "\n".join(h + "\n" + sents(R.randint(1, 2)) for h in heads)
-        add("detectable_format:multiple_sections", {"section_spliter": R.choice([sp, " " + sp]), "num_sections": n},
-            decorate(text))
+        add(
+            "detectable_format:multiple_sections",
+            {"section_spliter": R.choice([sp, " " + sp]), "num_sections": n},
+            decorate(text),
+        )
     for e in EDGE:
         add("detectable_format:multiple_sections", {"section_spliter": "Section", "num_sections": 1}, e)
 
     # ---------------------------------------------------------------- detectable_format:json_format
-    js = ['{"a": 1}', "[1, 2, 3]", '"str"', "42", "null", "true", "NaN", "Infinity", '{"a": 1,}', "{'a': 1}",
-          '{"a": [1, {"b": null}]}', "", "{", '{"a": 1} trailing', "1e999", '"\\ud800"', '{"k": "v"}\n{"k": 2}']
+    js = [
+        '{"a": 1}',
+        "[1, 2, 3]",
+        '"str"',
+        "42",
+        "null",
+        "true",
+        "NaN",
+        "Infinity",
+        '{"a": 1,}',
+        "{'a': 1}",
+        '{"a": [1, {"b": null}]}',
+        "",
+        "{",
+        '{"a": 1} trailing',
+        "1e999",
+        '"\\ud800"',
+        '{"k": "v"}\n{"k": 2}',
+    ]
     for _ in range(220):
         body = R.choice(js)
-        wrap = R.choice(["{}", "```json\n{}\n```", "```JSON\n{}\n```", "```Json\n{}\n```", "```\n{}\n```",
-                         "```python\n{}\n```", " {} ", "Here: {}", "```json {}```", "{}\n```", "```json\n{}"])
+        wrap = R.choice(
+            [
+                "{}",
+                "```json\n{}\n```",
+                "```JSON\n{}\n```",
+                "```Json\n{}\n```",
+                "```\n{}\n```",
+                "```python\n{}\n```",
+                " {} ",
+                "Here: {}",
+                "```json {}```",
+                "{}\n```",
+                "```json\n{}",
+            ]
+        )
         add("detectable_format:json_format", {}, wrap.replace("{}", body, 1) if wrap != "{}" else body)
     for e in EDGE:
         add("detectable_format:json_format", {}, e)
@@ -318,8 +566,24 @@ def pairs():
         add("detectable_format:json_format", {}, "[" * depth + "]" * depth, "json_nesting_depth")
 
     # ---------------------------------------------------------------- detectable_format:title
-    titles = ["<<Title>>", "<<>>", "<< >>", "<<<Deep>>>", "<<a\nb>>", "<<x>> <<y>>", "<<  spaced  >>", "<Single>",
-              "<<open", "close>>", "<<>>>", "<<<>>", "<<t>>>", ">>x<<", "<<\t>>", "《Title》"]
+    titles = [
+        "<<Title>>",
+        "<<>>",
+        "<< >>",
+        "<<<Deep>>>",
+        "<<a\nb>>",
+        "<<x>> <<y>>",
+        "<<  spaced  >>",
+        "<Single>",
+        "<<open",
+        "close>>",
+        "<<>>>",
+        "<<<>>",
+        "<<t>>>",
+        ">>x<<",
+        "<<\t>>",
+        "《Title》",
+    ]
     for _ in range(200):
         text = R.choice(["", sent() + "\n"]) + R.choice(titles) + R.choice(["", "\n" + sents(2)])
         add("detectable_format:title", {}, decorate(text))
@@ -343,9 +607,12 @@ def pairs():
     # ---------------------------------------------------------------- combination:repeat_prompt
     for _ in range(200):
         p = sent() + " " + sent()
-        v = R.choice([p, p.upper(), " " + p, p[:-1], "Sure! " + p, p + " Answer.", "\"" + p, p.replace(" ", "  ", 1)])
-        add("combination:repeat_prompt", {"prompt_to_repeat": R.choice([p, p + " ", "\n" + p])},
-            decorate(v + R.choice(["", "\n\n" + sent()])))
+        v = R.choice([p, p.upper(), " " + p, p[:-1], "Sure! " + p, p + " Answer.", '"' + p, p.replace(" ", "  ", 1)])
+        add(
+            "combination:repeat_prompt",
+            {"prompt_to_repeat": R.choice([p, p + " ", "\n" + p])},
+            decorate(v + R.choice(["", "\n\n" + sent()])),
+        )
     for e in EDGE:
         add("combination:repeat_prompt", {"prompt_to_repeat": "Write a poem."}, e)
 
@@ -353,37 +620,94 @@ def pairs():
     ends = ["Any other questions?", "Is there anything else I can help with?", "Let me know.", "Peace!"]
     for _ in range(220):
         e = R.choice(ends)
-        tail = R.choice([e, e.lower(), e.upper(), e + " ", e + "\"", "\"" + e + "\"", e + ".", e[:-1], e + "\n\n",
-                         e + " Thanks.", e + "''", e + "\" ", e + "**"])
-        add("startend:end_checker", {"end_phrase": R.choice([e, " " + e, e + " "])},
-            sents(R.randint(0, 3)) + R.choice([" ", "\n"]) + tail)
+        tail = R.choice(
+            [
+                e,
+                e.lower(),
+                e.upper(),
+                e + " ",
+                e + '"',
+                '"' + e + '"',
+                e + ".",
+                e[:-1],
+                e + "\n\n",
+                e + " Thanks.",
+                e + "''",
+                e + '" ',
+                e + "**",
+            ]
+        )
+        add(
+            "startend:end_checker",
+            {"end_phrase": R.choice([e, " " + e, e + " "])},
+            sents(R.randint(0, 3)) + R.choice([" ", "\n"]) + tail,
+        )
     for e in EDGE:
         add("startend:end_checker", {"end_phrase": "yes."}, e)
 
     # ---------------------------------------------------------------- startend:quotation
     for _ in range(200):
         body = sent()
-        text = R.choice([f"\"{body}\"", f" \"{body}\" ", f"\"{body}", f"{body}\"", f"'{body}'", f"“{body}”",
-                         f"\"{body}\"\n", f"\"\"", "\"", f"\"{body}\".", f"```\"{body}\"```"])
+        text = R.choice(
+            [
+                f'"{body}"',
+                f' "{body}" ',
+                f'"{body}',
+                f'{body}"',
+                f"'{body}'",
+                f"“{body}”",
+                f'"{body}"\n',
+                '""',
+                '"',
+                f'"{body}".',
+                f'```"{body}"```',
+            ]
+        )
         add("startend:quotation", {}, text)
     for e in EDGE:
         add("startend:quotation", {}, e)
 
     # ---------------------------------------------------------------- change_case:capital_word_frequency
-    caps = ["NASA", "OK", "I", "U.S.", "COVID-19", "DON'T", "A", "ABC123", "X.Y.Z.", "HELLO,", "WORLD!", "McD",
-            "İSTANBUL", "ÉCOLE", "TV's", "(BIG)", "B2B", "AI-driven", "**BOLD**", "E.G."]
+    caps = [
+        "NASA",
+        "OK",
+        "I",
+        "U.S.",
+        "COVID-19",
+        "DON'T",
+        "A",
+        "ABC123",
+        "X.Y.Z.",
+        "HELLO,",
+        "WORLD!",
+        "McD",
+        "İSTANBUL",
+        "ÉCOLE",
+        "TV's",
+        "(BIG)",
+        "B2B",
+        "AI-driven",
+        "**BOLD**",
+        "E.G.",
+    ]
     for _ in range(260):
         n = R.randint(1, 8)
         toks = w(R.randint(2, 10)).split() + [R.choice(caps) for _ in range(max(0, n + R.choice([-2, -1, 0, 0, 1, 2])))]
         R.shuffle(toks)
-        add("change_case:capital_word_frequency", {"capital_frequency": n, "capital_relation": R.choice(REL)},
-            decorate(" ".join(toks)))
+        add(
+            "change_case:capital_word_frequency",
+            {"capital_frequency": n, "capital_relation": R.choice(REL)},
+            decorate(" ".join(toks)),
+        )
     for e in EDGE:
         add("change_case:capital_word_frequency", {"capital_frequency": 1, "capital_relation": R.choice(REL)}, e)
 
     # ---------------------------------------------------------------- change_case:english_capital / lowercase
-    texts = [sents(R.randint(1, 4)) for _ in range(30)] + list(langs.values()) + ["123 456", "x", "ok ok", "Das ist gut und schön.",
-                                    "c'est la vie mes amis"]
+    texts = (
+        [sents(R.randint(1, 4)) for _ in range(30)]
+        + list(langs.values())
+        + ["123 456", "x", "ok ok", "Das ist gut und schön.", "c'est la vie mes amis"]
+    )
     for cid, fn in (("change_case:english_capital", str.upper), ("change_case:english_lowercase", str.lower)):
         for _ in range(200):
             t = R.choice(texts)
@@ -405,8 +729,33 @@ def pairs():
         add("punctuation:no_comma", {}, e)
 
     # ---------------------------------------------------------------- random markup soup for the scanners
-    alphabet = ["*", "*", "-", "\n", "\n", " ", "\t", "[", "]", "<", "<", ">", ">", "\"", ".", "a", "Section", "1",
-                "P.S.", "******", "***", "\r", "\u00a0", "\x0b", "b c"]
+    alphabet = [
+        "*",
+        "*",
+        "-",
+        "\n",
+        "\n",
+        " ",
+        "\t",
+        "[",
+        "]",
+        "<",
+        "<",
+        ">",
+        ">",
+        '"',
+        ".",
+        "a",
+        "Section",
+        "1",
+        "P.S.",
+        "******",
+        "***",
+        "\r",
+        "\u00a0",
+        "\x0b",
+        "b c",
+    ]
     soup_kwargs = {
         "detectable_format:number_bullet_lists": lambda: {"num_bullets": R.randint(1, 4)},
         "detectable_format:number_highlighted_sections": lambda: {"num_highlights": R.randint(1, 4)},
@@ -415,12 +764,17 @@ def pairs():
         "length_constraints:number_paragraphs": lambda: {"num_paragraphs": R.randint(1, 4)},
         "combination:two_responses": lambda: {},
         "detectable_format:multiple_sections": lambda: {"section_spliter": "Section", "num_sections": R.randint(1, 3)},
-        "length_constraints:nth_paragraph_first_word": lambda: {"num_paragraphs": 2, "nth_paragraph": R.randint(1, 2),
-                                                                "first_word": "a"},
+        "length_constraints:nth_paragraph_first_word": lambda: {
+            "num_paragraphs": 2,
+            "nth_paragraph": R.randint(1, 2),
+            "first_word": "a",
+        },
         "startend:quotation": lambda: {},
         "detectable_content:postscript": lambda: {"postscript_marker": "P.S."},
-        "change_case:capital_word_frequency": lambda: {"capital_frequency": R.randint(1, 3),
-                                                       "capital_relation": R.choice(REL)},
+        "change_case:capital_word_frequency": lambda: {
+            "capital_frequency": R.randint(1, 3),
+            "capital_relation": R.choice(REL),
+        },
         "length_constraints:number_sentences": lambda: {"num_sentences": R.randint(1, 4), "relation": R.choice(REL)},
     }
     for id_, make_kw in soup_kwargs.items():

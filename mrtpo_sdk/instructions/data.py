@@ -188,8 +188,12 @@ def _parse_row(row: Any, where: str, *, locate: bool, fallback_id: str | None = 
         if spans is not None and not locate:
             sp = spans[j] if isinstance(spans, list) and j < len(spans) else None
             if sp is not None:
-                if not (isinstance(sp, list) and len(sp) == 2 and all(isinstance(x, int) for x in sp)
-                        and 0 <= sp[0] < sp[1] <= len(prompt)):
+                if not (
+                    isinstance(sp, list)
+                    and len(sp) == 2
+                    and all(isinstance(x, int) for x in sp)
+                    and 0 <= sp[0] < sp[1] <= len(prompt)
+                ):
                     raise InstructionDataError(f"{where}: spans[{j}]={sp!r} is not a [start, end] inside the prompt")
                 span = (sp[0], sp[1])
         constraints.append(Constraint(cid, nkw, span))
@@ -209,10 +213,13 @@ def _from_ground_truth(gt: Any, where: str) -> tuple[Any, Any]:
     if isinstance(gt, list) and len(gt) == 1:
         gt = gt[0]
     if not isinstance(gt, Mapping) or "instruction_id" not in gt:
-        hint = " (rows with 'func_name' are not in the IFEval instruction-id format)" if isinstance(
-            gt, Mapping) and "func_name" in gt else ""
+        hint = (
+            " (rows with 'func_name' are not in the IFEval instruction-id format)"
+            if isinstance(gt, Mapping) and "func_name" in gt
+            else ""
+        )
         raise InstructionDataError(
-            f"{where}: field 'ground_truth' must hold {{\"instruction_id\": [...], \"kwargs\": [...]}}{hint}"
+            f'{where}: field \'ground_truth\' must hold {{"instruction_id": [...], "kwargs": [...]}}{hint}'
         )
     return gt.get("instruction_id"), gt.get("kwargs")
 
@@ -377,8 +384,7 @@ class LoadReport:
         ids = sorted({i for i, _ in self.unlocated})
         return (
             f"{self.path}: {self.examples} examples; {len(self.unlocated)} constraint(s) in {len(ids)} example(s) "
-            f"could not be located in their prompt"
-            + (f" (e.g. {ids[:5]})" if ids else "")
+            f"could not be located in their prompt" + (f" (e.g. {ids[:5]})" if ids else "")
         )
 
 

@@ -90,8 +90,7 @@ def keywords_forbidden_words(kw: Mapping[str, Any], response: str) -> bool:
     "keywords:letter_frequency",
     kwargs={"letter": "letter", "let_frequency": "int", "let_relation": "relation"},
     describe=lambda kw: (
-        f"In your response, the letter {kw['letter']} should appear {kw['let_relation']} "
-        f"{_times(kw['let_frequency'])}."
+        f"In your response, the letter {kw['letter']} should appear {kw['let_relation']} {_times(kw['let_frequency'])}."
     ),
 )
 def keywords_letter_frequency(kw: Mapping[str, Any], response: str) -> bool:
@@ -393,7 +392,9 @@ def has_title(text: str) -> bool:
 
 @register(
     "detectable_format:title",
-    describe=lambda kw: "Your answer must contain a title, wrapped in double angular brackets, such as <<poem of joy>>.",
+    describe=lambda kw: (
+        "Your answer must contain a title, wrapped in double angular brackets, such as <<poem of joy>>."
+    ),
 )
 def format_title(kw: Mapping[str, Any], response: str) -> bool:
     """A ``<<title>>`` with non-blank text, on one line."""
@@ -404,8 +405,7 @@ def format_title(kw: Mapping[str, Any], response: str) -> bool:
 @register(
     "combination:two_responses",
     describe=lambda kw: (
-        "Give two different responses. Responses and only responses should be separated by 6 asterisk "
-        "symbols: ******."
+        "Give two different responses. Responses and only responses should be separated by 6 asterisk symbols: ******."
     ),
 )
 def combination_two_responses(kw: Mapping[str, Any], response: str) -> bool:

@@ -161,9 +161,7 @@ def max_word_length(kw: Mapping[str, Any], response: str) -> bool:
 )
 def palindrome(kw: Mapping[str, Any], response: str) -> bool:
     """Some run of letters of at least n letters reads the same backwards (case-insensitive)."""
-    return any(
-        len(w) >= kw["min_length"] and w.lower() == w.lower()[::-1] for w in _LETTER_WORD.findall(response)
-    )
+    return any(len(w) >= kw["min_length"] and w.lower() == w.lower()[::-1] for w in _LETTER_WORD.findall(response))
 
 
 @register(

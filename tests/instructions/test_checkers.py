@@ -30,7 +30,7 @@ def test_paragraph_dividers_and_first_words() -> None:
     assert not check(paragraphs, {"num_paragraphs": 2}, "One.\n***\n***\nTwo.")  # an empty middle is not
     nth = "length_constraints:nth_paragraph_first_word"
     kw = {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "then"}
-    assert check(nth, kw, "First part.\n\n\"Then, the second.")
+    assert check(nth, kw, 'First part.\n\n"Then, the second.')
     assert not check(nth, kw, "First part.\n\nThenceforth the second.")
     assert not check(nth, kw, "First part.\nThen the second.")  # one newline is not a paragraph break
 
@@ -51,7 +51,9 @@ def test_case_language_quotes_endings_json() -> None:
     assert check("change_case:english_lowercase", {}, "this is a small plain english sentence about the weather.")
     assert not check("change_case:english_lowercase", {}, "This is English.")
     assert check("change_case:english_capital", {}, "THIS IS AN ENGLISH SENTENCE ABOUT THE WEATHER TODAY.")
-    assert check("language:response_language", {"language": "fr"}, "Le temps est beau aujourd'hui et nous allons au parc.")
+    assert check(
+        "language:response_language", {"language": "fr"}, "Le temps est beau aujourd'hui et nous allons au parc."
+    )
     assert not check("language:response_language", {"language": "fr"}, "The weather is nice and we go to the park.")
     assert check("language:response_language", {"language": "de"}, "12345 !!!")  # no letters: followed, as in IFEval
     assert check("startend:quotation", {}, '  "quoted"  ')
@@ -59,8 +61,11 @@ def test_case_language_quotes_endings_json() -> None:
     assert check("startend:end_checker", {"end_phrase": "Any other questions?"}, 'Text. any other questions?"\n')
     assert check("detectable_format:json_format", {}, '```json\n{"a": 1}\n```')
     assert not check("detectable_format:json_format", {}, '{"a": 1} trailing')
-    assert check("change_case:capital_word_frequency", {"capital_frequency": 2, "capital_relation": "at least"},
-                 "NASA and the USA.")
+    assert check(
+        "change_case:capital_word_frequency",
+        {"capital_frequency": 2, "capital_relation": "at least"},
+        "NASA and the USA.",
+    )
     assert check("detectable_content:postscript", {"postscript_marker": "P.S."}, "Body.\np. s. later")
     assert not check("detectable_content:postscript", {"postscript_marker": "P.S."}, "Body.\nPS later")
 
@@ -86,8 +91,9 @@ def test_unseen_checkers_on_both_sides() -> None:
 
 
 def _soup(r: random.Random, n: int) -> str:
-    return "".join(r.choice(["*", "-", "\n", " ", "\t", "[", "]", "<", ">", "<<", ">>", "a", "\r", "\x0b", "**"])
-                   for _ in range(n))
+    return "".join(
+        r.choice(["*", "-", "\n", " ", "\t", "[", "]", "<", ">", "<<", ">>", "a", "\r", "\x0b", "**"]) for _ in range(n)
+    )
 
 
 def test_linear_scans_equal_the_reference_regexes() -> None:

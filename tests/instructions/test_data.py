@@ -77,9 +77,14 @@ def test_ifeval_format_locates_free_text_constraints_and_reports_the_rest(tmp_pa
         },
         {  # RLVR-IF style: chat messages, kwargs as a JSON string; a numbered list of constraints
             "id": "r1",
-            "messages": [{"role": "user", "content": "how do trains work\n\nFollow these rules:\n1. There should be "
-                          "2 paragraphs. Paragraphs are separated with the markdown divider: ***\n2. Answer with "
-                          "less than 204 words."}],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": "how do trains work\n\nFollow these rules:\n1. There should be "
+                    "2 paragraphs. Paragraphs are separated with the markdown divider: ***\n2. Answer with "
+                    "less than 204 words.",
+                }
+            ],
             "instruction_id_list": ["length_constraints:number_paragraphs", "length_constraints:number_words"],
             "kwargs": json.dumps([{"num_paragraphs": 2}, {"num_words": 204, "relation": "less than"}]),
         },
@@ -92,8 +97,12 @@ def test_ifeval_format_locates_free_text_constraints_and_reports_the_rest(tmp_pa
         {  # ground_truth form
             "id": "g1",
             "prompt": "List three fruits. Your response should contain at least 3 sentences.",
-            "ground_truth": json.dumps({"instruction_id": ["length_constraints:number_sentences"],
-                                        "kwargs": [{"num_sentences": 3, "relation": "at least"}]}),
+            "ground_truth": json.dumps(
+                {
+                    "instruction_id": ["length_constraints:number_sentences"],
+                    "kwargs": [{"num_sentences": 3, "relation": "at least"}],
+                }
+            ),
         },
     ]
     examples, report = load_ifeval_jsonl(_write(tmp_path, rows))
@@ -121,15 +130,31 @@ def test_ifeval_format_locates_free_text_constraints_and_reports_the_rest(tmp_pa
     "row,error,message",
     [
         ({"key": 1, "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}, InstructionDataError, "'prompt'"),
-        ({"key": 1, "prompt": "p", "instruction_id_list": [], "kwargs": []}, InstructionDataError, "instruction_id_list"),
-        ({"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_comma"], "kwargs": []},
-         InstructionDataError, "one object per instruction"),
-        ({"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_commas"], "kwargs": [{}]},
-         UnknownConstraintError, "instruction 1: unknown constraint id 'punctuation:no_commas'"),
-        ({"key": 1, "prompt": "p", "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{}]},
-         MRTPOError, "kwarg 'num_words' is missing"),
-        ({"key": 1, "prompt": "p", "ground_truth": json.dumps({"func_name": "validate_lowercase"})},
-         InstructionDataError, "func_name"),
+        (
+            {"key": 1, "prompt": "p", "instruction_id_list": [], "kwargs": []},
+            InstructionDataError,
+            "instruction_id_list",
+        ),
+        (
+            {"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_comma"], "kwargs": []},
+            InstructionDataError,
+            "one object per instruction",
+        ),
+        (
+            {"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_commas"], "kwargs": [{}]},
+            UnknownConstraintError,
+            "instruction 1: unknown constraint id 'punctuation:no_commas'",
+        ),
+        (
+            {"key": 1, "prompt": "p", "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{}]},
+            MRTPOError,
+            "kwarg 'num_words' is missing",
+        ),
+        (
+            {"key": 1, "prompt": "p", "ground_truth": json.dumps({"func_name": "validate_lowercase"})},
+            InstructionDataError,
+            "func_name",
+        ),
     ],
 )
 def test_malformed_rows_name_file_line_and_field(tmp_path, row, error, message) -> None:
@@ -146,8 +171,12 @@ def test_loader_file_errors(tmp_path) -> None:
     bad.write_text('{"key": 1}\n{not json\n', encoding="utf-8")
     with pytest.raises(InstructionDataError, match=r"bad.jsonl:2: not valid JSON"):
         load_ifeval_jsonl(bad)
-    row = {"key": 1, "prompt": "Be brief. Do not use any commas.", "instruction_id_list": ["punctuation:no_comma"],
-           "kwargs": [{}]}
+    row = {
+        "key": 1,
+        "prompt": "Be brief. Do not use any commas.",
+        "instruction_id_list": ["punctuation:no_comma"],
+        "kwargs": [{}],
+    }
     with pytest.raises(InstructionDataError, match="appears twice"):
         load_ifeval_jsonl(_write(tmp_path, [row, row]))
     spans = dict(row, spans=[[0, 999]])

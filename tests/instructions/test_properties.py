@@ -58,14 +58,29 @@ def test_no_checker_raises_or_hangs_on_100kb_text(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [" " * 100_000, "\n" * 100_000, " \n" * 50_000, "[" * 100_000, "<<" * 50_000, "*\n" * 50_000,
-     "[" * 50_000 + "]" * 50_000, "{\"a\":" * 20_000, "A. " * 33_333],
+    [
+        " " * 100_000,
+        "\n" * 100_000,
+        " \n" * 50_000,
+        "[" * 100_000,
+        "<<" * 50_000,
+        "*\n" * 50_000,
+        "[" * 50_000 + "]" * 50_000,
+        '{"a":' * 20_000,
+        "A. " * 33_333,
+    ],
     ids=["spaces", "newlines", "blank-lines", "brackets", "angles", "star-lines", "deep-json", "open-json", "initials"],
 )
 def test_known_worst_cases_for_the_reference_patterns(text: str) -> None:
     # ^\s*\* over blank lines, \[.*?\] over '[', <<[^\n]+>> over '<<' backtrack quadratically in the reference
-    for cid in ("detectable_format:number_bullet_lists", "detectable_content:number_placeholders",
-                "detectable_format:title", "detectable_format:json_format", "detectable_content:postscript",
-                "detectable_format:number_highlighted_sections", "length_constraints:number_paragraphs"):
+    for cid in (
+        "detectable_format:number_bullet_lists",
+        "detectable_content:number_placeholders",
+        "detectable_format:title",
+        "detectable_format:json_format",
+        "detectable_content:postscript",
+        "detectable_format:number_highlighted_sections",
+        "length_constraints:number_paragraphs",
+    ):
         with no_hang(HANG_S):
             assert check(cid, EXAMPLE_KWARGS[cid], text) in (True, False)

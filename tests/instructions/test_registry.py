@@ -63,8 +63,11 @@ def test_unknown_id_raises_clear_error_everywhere() -> None:
         ("keywords:letter_frequency", {"letter": "é", "let_frequency": 2, "let_relation": "at least"}, "one ASCII"),
         ("language:response_language", {"language": "xx"}, "ISO 639-1"),
         ("punctuation:no_comma", {"extra": 1}, "unexpected kwargs"),
-        ("length_constraints:nth_paragraph_first_word",
-         {"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "a"}, "exceeds num_paragraphs"),
+        (
+            "length_constraints:nth_paragraph_first_word",
+            {"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "a"},
+            "exceeds num_paragraphs",
+        ),
         ("count:word_count_range", {"min_words": 9, "max_words": 3}, "exceeds max_words"),
     ],
 )
@@ -77,9 +80,12 @@ def test_bad_kwargs_name_the_field(cid, kwargs, message) -> None:
 def test_null_kwargs_are_dropped_like_ifeval_rows() -> None:
     kw = {"num_words": 5, "relation": "at least", "keywords": None, "num_bullets": None}
     assert normalize_kwargs("length_constraints:number_words", kw) == {"num_words": 5, "relation": "at least"}
-    assert normalize_kwargs("keywords:letter_frequency", {"letter": "Q", "let_frequency": 1, "let_relation": "less than"})[
-        "letter"
-    ] == "q"
+    assert (
+        normalize_kwargs("keywords:letter_frequency", {"letter": "Q", "let_frequency": 1, "let_relation": "less than"})[
+            "letter"
+        ]
+        == "q"
+    )
 
 
 @pytest.mark.parametrize("cid", sorted(EXAMPLE_KWARGS))

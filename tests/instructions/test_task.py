@@ -104,10 +104,18 @@ def test_data_flag_reads_ifeval_jsonl_and_warns_about_unlocated_constraints(task
     import json
 
     rows = [
-        {"key": 1, "prompt": "Write a haiku about rain. Do not use any commas in your response.",
-         "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
-        {"key": 2, "prompt": "Write a haiku about snow.", "instruction_id_list": ["startend:quotation"],
-         "kwargs": [{}]},
+        {
+            "key": 1,
+            "prompt": "Write a haiku about rain. Do not use any commas in your response.",
+            "instruction_id_list": ["punctuation:no_comma"],
+            "kwargs": [{}],
+        },
+        {
+            "key": 2,
+            "prompt": "Write a haiku about snow.",
+            "instruction_id_list": ["startend:quotation"],
+            "kwargs": [{}],
+        },
     ]
     path = tmp_path / "mine.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")

@@ -23,33 +23,98 @@ OUT = Path(__file__).parent
 SPLITS = {"train": (400, 1, False), "validation": (60, 2, False), "unseen": (150, 3, True)}
 
 BASES = [
-    "Write a short essay about the {t}.", "Write a blog post about the {t}.", "Describe the {t} to a child.",
-    "Explain why the {t} matters to a small town.", "Write a letter to a friend about the {t}.", "Write a poem about the {t}.",
-    "Give advice to a visitor who wants to see the {t}.", "Write a product description inspired by the {t}.",
-    "Write a story that takes place near the {t}.", "Summarize what a newcomer should know about the {t}.",
-    "Write a speech for the opening of the {t}.", "Write a diary entry about a day spent at the {t}.",
-    "Write a travel guide entry for the {t}.", "Write a news report about changes to the {t}.",
-    "Write a dialogue between two neighbors about the {t}.", "Write a review of the {t}.",
-    "Write a short lesson plan about the {t}.", "Write an advertisement for a tour of the {t}.",
-    "Write a reflection on what the {t} teaches us.", "Write a thank-you note to the people who care for the {t}.",
+    "Write a short essay about the {t}.",
+    "Write a blog post about the {t}.",
+    "Describe the {t} to a child.",
+    "Explain why the {t} matters to a small town.",
+    "Write a letter to a friend about the {t}.",
+    "Write a poem about the {t}.",
+    "Give advice to a visitor who wants to see the {t}.",
+    "Write a product description inspired by the {t}.",
+    "Write a story that takes place near the {t}.",
+    "Summarize what a newcomer should know about the {t}.",
+    "Write a speech for the opening of the {t}.",
+    "Write a diary entry about a day spent at the {t}.",
+    "Write a travel guide entry for the {t}.",
+    "Write a news report about changes to the {t}.",
+    "Write a dialogue between two neighbors about the {t}.",
+    "Write a review of the {t}.",
+    "Write a short lesson plan about the {t}.",
+    "Write an advertisement for a tour of the {t}.",
+    "Write a reflection on what the {t} teaches us.",
+    "Write a thank-you note to the people who care for the {t}.",
 ]
 TOPICS = [
-    "old lighthouse", "city park", "village market", "mountain trail", "river bridge",
-    "public library", "community garden", "train station", "harbor", "old mill",
-    "forest path", "town square", "art museum", "night sky", "school orchestra",
-    "bakery on the corner", "farm", "desert road", "winter festival", "botanical garden",
-    "fishing boat", "small theater", "hill village", "local zoo", "science fair",
-    "old castle", "summer camp", "music shop", "bicycle club", "quiet lake",
-    "chess tournament", "street market", "animal shelter", "city bus", "family kitchen",
-    "coastal town", "flower show", "pottery class", "robot club", "bird sanctuary",
+    "old lighthouse",
+    "city park",
+    "village market",
+    "mountain trail",
+    "river bridge",
+    "public library",
+    "community garden",
+    "train station",
+    "harbor",
+    "old mill",
+    "forest path",
+    "town square",
+    "art museum",
+    "night sky",
+    "school orchestra",
+    "bakery on the corner",
+    "farm",
+    "desert road",
+    "winter festival",
+    "botanical garden",
+    "fishing boat",
+    "small theater",
+    "hill village",
+    "local zoo",
+    "science fair",
+    "old castle",
+    "summer camp",
+    "music shop",
+    "bicycle club",
+    "quiet lake",
+    "chess tournament",
+    "street market",
+    "animal shelter",
+    "city bus",
+    "family kitchen",
+    "coastal town",
+    "flower show",
+    "pottery class",
+    "robot club",
+    "bird sanctuary",
 ]
-KEYWORDS = ["journey", "balance", "harmony", "courage", "window", "lantern", "compass", "whisper", "meadow",
-            "echo", "anchor", "ribbon", "puzzle", "treasure", "horizon", "signal", "garden", "season"]
+KEYWORDS = [
+    "journey",
+    "balance",
+    "harmony",
+    "courage",
+    "window",
+    "lantern",
+    "compass",
+    "whisper",
+    "meadow",
+    "echo",
+    "anchor",
+    "ribbon",
+    "puzzle",
+    "treasure",
+    "horizon",
+    "signal",
+    "garden",
+    "season",
+]
 ABSENT = ["banana", "galaxy", "violin", "jazz", "zebra", "quartz", "oxygen", "pixel", "wizard", "yacht"]
 COMMON = ["people", "history", "simple", "story", "quiet", "family", "music", "future", "ideas", "friends"]
 FIRST_WORDS = ["meanwhile", "today", "however", "first", "finally", "perhaps", "indeed", "sometimes", "still"]
-END_PHRASES = ["Any other questions?", "Is there anything else I can help with?", "Thank you for reading.",
-               "That is all for now."]
+END_PHRASES = [
+    "Any other questions?",
+    "Is there anything else I can help with?",
+    "Thank you for reading.",
+    "That is all for now.",
+]
 LANGS = ["fr", "de", "es", "it", "pt"]
 REL = ("less than", "at least")
 
@@ -57,15 +122,29 @@ REL = ("less than", "at least")
 EXCLUSIVE_EXCEPT = {
     "detectable_format:constrained_response": set(),
     "detectable_format:json_format": {"keywords:forbidden_words", "keywords:existence"},
-    "combination:two_responses": {"keywords:forbidden_words", "keywords:existence", "language:response_language",
-                                  "detectable_format:title", "punctuation:no_comma"},
+    "combination:two_responses": {
+        "keywords:forbidden_words",
+        "keywords:existence",
+        "language:response_language",
+        "detectable_format:title",
+        "punctuation:no_comma",
+    },
     "combination:repeat_prompt": {"keywords:existence", "detectable_format:title", "punctuation:no_comma"},
 }
 PAIR_CONFLICTS = [
-    ("language:response_language", x) for x in (
-        "detectable_format:multiple_sections", "keywords:existence", "keywords:frequency", "keywords:forbidden_words",
-        "startend:end_checker", "change_case:english_capital", "change_case:english_lowercase",
-        "change_case:capital_word_frequency", "detectable_format:title", "keywords:letter_frequency")
+    ("language:response_language", x)
+    for x in (
+        "detectable_format:multiple_sections",
+        "keywords:existence",
+        "keywords:frequency",
+        "keywords:forbidden_words",
+        "startend:end_checker",
+        "change_case:english_capital",
+        "change_case:english_lowercase",
+        "change_case:capital_word_frequency",
+        "detectable_format:title",
+        "keywords:letter_frequency",
+    )
 ] + [
     ("length_constraints:number_paragraphs", "length_constraints:nth_paragraph_first_word"),
     ("length_constraints:number_paragraphs", "length_constraints:number_sentences"),
@@ -101,8 +180,11 @@ def sample_kwargs(cid: str, r: random.Random, base: str) -> dict:
         case "keywords:letter_frequency":
             if rel == "less than":
                 return {"letter": r.choice("jqxz"), "let_frequency": r.randint(1, 3), "let_relation": rel}
-            return {"letter": r.choice("abcdefghijklmnopqrstuvwxyz"), "let_frequency": r.randint(3, 12),
-                    "let_relation": rel}
+            return {
+                "letter": r.choice("abcdefghijklmnopqrstuvwxyz"),
+                "let_frequency": r.randint(3, 12),
+                "let_relation": rel,
+            }
         case "language:response_language":
             return {"language": r.choice(LANGS)}
         case "length_constraints:number_sentences":
