@@ -59,9 +59,10 @@ def lint_parser() -> argparse.ArgumentParser:
         "--format",
         "--output-format",
         dest="format",
-        choices=("text", "json", "github", "sarif"),
+        choices=("text", "concise", "full", "json", "github", "sarif"),
         default="text",
-        help="output format (default text)",
+        help="output format: text (default; one line per finding, alias concise), full (with the source lines), "
+        "json, github, sarif",
     )
     p.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
     p.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -125,6 +126,8 @@ def lint_command(argv: list[str]) -> int:
     except MRTPOError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.format == "concise":
+        args.format = "text"
     color = args.color == "always" or (
         args.color == "auto" and not args.output_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from .runner import LintReport
 
 __all__ = ["FORMATS", "render", "display_path", "statistics"]
 
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "full", "json", "github", "sarif")
 DOCS_URL = "docs/rules/{code}.md"
 
 
@@ -34,16 +35,60 @@ def display_path(path: Path) -> str:
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
 
-def line_of(f: Finding, color: bool = False) -> str:
+def line_of(f: Finding, color: bool = False, context: bool = True) -> str:
     """``path:line:col: CODE message [verifier=..., example=...]`` (``error:`` instead of a code for load errors);
     with ``color``, ANSI colors like ruff's (bold path, red code, dim context)."""
     code = f.code if f.code else "error:"
+    ctx = f.context() if context else ""
     if not color:
-        return f"{display_path(f.path)}:{f.line}:{f.col}: {code} {f.message}{f.context()}"
+        return f"{display_path(f.path)}:{f.line}:{f.col}: {code} {f.message}{ctx}"
     return (
         f"{_BOLD}{display_path(f.path)}{_RESET}{_CYAN}:{_RESET}{f.line}{_CYAN}:{_RESET}{f.col}{_CYAN}:{_RESET} "
-        f"{_BOLD}{_RED}{code}{_RESET} {f.message}{_DIM}{f.context()}{_RESET}"
+        f"{_BOLD}{_RED}{code}{_RESET} {f.message}{_DIM}{ctx}{_RESET}"
     )
+
+
+_QUOTE = re.compile(r"[rbfuRBFU]{0,2}(\"\"\"|'''|\"|')")
+
+
+def _underline(text: str, col: int) -> int:
+    """Width of the token starting at 1-based ``col`` of ``text``: an identifier, or a string literal."""
+    rest = text[col - 1 :]
+    if not rest:
+        return 1
+    m = _QUOTE.match(rest)
+    if m:
+        end = rest.find(m.group(1), m.end())
+        return end + len(m.group(1)) if end >= 0 else len(rest.rstrip())
+    m = re.match(r"\w+", rest)
+    return len(m.group(0)) if m else 1
+
+
+def frame_of(f: Finding, color: bool = False) -> str:
+    """A finding with its source lines, like ruff's ``full`` output: the line before, the line (with the token
+    underlined) and the line after, then the verifier/example/probe context."""
+    head = line_of(f, color, context=False)
+    try:
+        lines = f.path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return head
+    if not 1 <= f.line <= len(lines):
+        return head
+    width = len(str(min(f.line + 1, len(lines))))
+    pad = " " * width
+    out = [head, f"{pad} |"]
+    for n in range(max(1, f.line - 1), min(len(lines), f.line + 1) + 1):
+        out.append(f"{n:>{width}} | {lines[n - 1]}")
+        if n == f.line:
+            marks = "^" * _underline(lines[n - 1], f.col)
+            label = f.code or "error"
+            if color:
+                marks, label = f"{_BOLD}{_RED}{marks}{_RESET}", f"{_BOLD}{_RED}{label}{_RESET}"
+            out.append(f"{pad} | {' ' * (f.col - 1)}{marks} {label}")
+    out.append(f"{pad} |")
+    if f.context():
+        out.append(f"{pad} = {f.context().strip()[1:-1]}")
+    return "\n".join(out) + "\n"
 
 
 def statistics(report: LintReport) -> str:
@@ -164,7 +209,7 @@ def _sarif(report: LintReport) -> str:
 def render(
     report: LintReport, fmt: str = "text", *, show_statistics: bool = False, quiet: bool = False, color: bool = False
 ) -> str:
-    """The report in ``fmt`` (one of :data:`FORMATS`); ``color`` applies to the text format only."""
+    """The report in ``fmt`` (one of :data:`FORMATS`); ``color`` applies to the text and full formats."""
     if show_statistics:
         if fmt == "json":
             counts = Counter(f.code for f in report.problems)
@@ -178,7 +223,10 @@ def render(
         return _github(report)
     if fmt == "sarif":
         return _sarif(report)
-    lines = [line_of(f, color) for f in report.findings]
+    if fmt == "full":
+        lines = [frame_of(f, color) for f in report.findings]
+    else:
+        lines = [line_of(f, color) for f in report.findings]
     if not quiet:
         lines.append(summary(report))
     return "\n".join(lines)

@@ -528,3 +528,22 @@ def test_load_errors_in_json_have_no_code(project, capsys):
     (entry,) = json.loads(out)
     assert rc == 2 and entry["code"] is None and entry["location"] == {"row": 2, "column": 1}
     assert "ModuleNotFoundError" in entry["message"]
+
+
+def test_full_format_shows_the_source_with_the_token_underlined(project, capsys):
+    project("mrt004_invented_feedback")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "full")
+    assert rc == 1
+    first = out.split("\n\n")[0].splitlines()
+    assert first[0].startswith("mrt004_invented_feedback.py:17:5: MRT004 the feedback block is non-empty")
+    assert "[verifier" not in first[0]
+    assert first[1:6] == [
+        "   |",
+        '16 | @verifier(kind="feedback")',
+        "17 | def arguments_valid(example, completion):  # expect: MRT004",
+        "   |     ^^^^^^^^^^^^^^^ MRT004",
+        "18 |     call, _ = parse(completion)",
+    ]
+    assert first[-1] == "   = verifier=arguments_valid, example=w1 +3 more, probe=reference"
+    assert out.rstrip().splitlines()[-1].startswith("Found 2 findings")
+    assert run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "concise")[1].count("\n") == 3
