@@ -32,7 +32,7 @@ from jsonschema import Draft202012Validator
 
 from mrtpo_sdk.toolcall.parse import ToolCall
 
-__all__ = ["CallCheck", "arguments_schema", "check_calls", "check_call", "standardize_string"]
+__all__ = ["CallCheck", "arguments_schema", "check_call", "check_calls", "standardize_string"]
 
 _JSON_TYPE = {
     "string": "string",
@@ -328,7 +328,7 @@ def _short(s: str, limit: int = 120) -> str:
 class _Frozen:
     """A hashable wrapper so compiled validators can be cached per (function doc, possible answer)."""
 
-    __slots__ = ("value", "key")
+    __slots__ = ("key", "value")
 
     def __init__(self, value: Any) -> None:
         self.value = value

@@ -27,16 +27,16 @@ from mrtpo_sdk.errors import MRTPOError
 
 __all__ = [
     "AST_CATEGORIES",
-    "BFCLDataError",
-    "BFCLExample",
     "CATEGORIES",
     "IRRELEVANCE_CATEGORIES",
+    "BFCLDataError",
+    "BFCLExample",
+    "DataOption",
     "installed_data_dir",
     "is_held_out",
     "load_bfcl",
     "parse_data_option",
     "resolve_categories",
-    "DataOption",
 ]
 
 AST_CATEGORIES = (

@@ -39,14 +39,13 @@ __all__ = [
     "ParsedResponse",
     "ToolCall",
     "parse_tool_response",
-    "response_calls",
     "render_call",
     "render_calls",
+    "response_calls",
 ]
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
-_TAGS = (THINK_OPEN, THINK_CLOSE, CALL_OPEN, CALL_CLOSE)
 MAX_RESPONSE_CHARS = 100_000
 """Longer responses are refused (``error`` says so) rather than parsed."""
 MAX_JSON_DEPTH = 32

@@ -43,6 +43,6 @@ def test_agreement_at_least_99_percent(result):
 
 def test_every_disagreement_is_documented(result):
     doc = (ROOT / "docs" / "bfcl.md").read_text(encoding="utf-8")
-    listed = Counter(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", doc, flags=re.M))
+    listed = Counter(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", doc, flags=re.MULTILINE))
     found = Counter((r["id"], r["kind"]) for r in result["disagreements"])
     assert found == listed

@@ -100,7 +100,7 @@ def test_installed_package_is_found_by_importlib_resources(tmp_path, monkeypatch
 
 
 def test_not_installed(monkeypatch):
-    import mrtpo_sdk.toolcall.data as data
+    from mrtpo_sdk.toolcall import data
 
     monkeypatch.setattr(data, "installed_data_dir", lambda: None)
     with pytest.raises(BFCLDataError, match="pip install --no-deps bfcl-eval==2026.3.23"):
