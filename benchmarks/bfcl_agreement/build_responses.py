@@ -89,15 +89,16 @@ def _variants(example) -> list[tuple[str, list[ToolCall]]]:
             with_call(ToolCall(others[0] if others else name + "_v2", call.arguments)))
         add("wrong_function_case", with_call(ToolCall(name.upper() if name != name.upper() else name.lower(), call.arguments)))
         add("extra_parameter", with_args({**call.arguments, "verbose": True}))
-        for p, acceptable in answer.items():
+        for n_param, (p, acceptable) in enumerate(answer.items()):
             spec = props.get(p) or {}
             t = spec.get("type")
             # optional parameters: omit / include when the reference omits them
             if p in call.arguments:
                 rest = {k: v for k, v in call.arguments.items() if k != p}
                 add("omit_optional" if "" in acceptable else ("missing_required" if p in required else "missing_parameter"), with_args(rest))
-                add("renamed_parameter", with_args({**rest, p + "_value": call.arguments[p]}))
-                add("renamed_parameter_case", with_args({**rest, p.upper() if p != p.upper() else p.lower(): call.arguments[p]}))
+                if n_param == 0 or rng.random() < 0.25:  # renaming: mostly the first parameter, so the sample
+                    add("renamed_parameter", with_args({**rest, p + "_value": call.arguments[p]}))  # keeps room
+                    add("renamed_parameter_case", with_args({**rest, p.upper() if p != p.upper() else p.lower(): call.arguments[p]}))
             else:
                 non_empty = [a for a in acceptable if a != ""]
                 if non_empty and p in props:
