@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from if_kwargs_examples import EXAMPLE_KWARGS
+from .if_kwargs_examples import EXAMPLE_KWARGS
 
 from mrtpo_sdk.instructions import check, constraint_ids
 

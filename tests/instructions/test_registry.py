@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from if_kwargs_examples import EXAMPLE_KWARGS
+from .if_kwargs_examples import EXAMPLE_KWARGS
 
 from mrtpo_sdk import MRTPOError
 from mrtpo_sdk.instructions import (
