@@ -6,6 +6,9 @@
 ``mrtpo-sdk lint [PATH ...] [--select/--ignore CODES] [--format text|json|github|sarif] [--statistics]`` and
 ``mrtpo-sdk rule CODE|--all``: see ``docs/lint.md``.
 
+``mrtpo-sdk new NAME [--template ...]``, ``mrtpo-sdk check TASK_FILE`` and ``mrtpo-sdk explain TASK_FILE``: see
+``docs/cli.md`` (the authoring tools, :mod:`mrtpo_sdk.authoring`).
+
 Exit status: 0 on success, 2 on a user mistake (one ``error:`` line naming what to fix), 1 on an internal error.
 """
 
@@ -102,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser("lint", help="check task files against the block-writing rules", add_help=False)
     sub.add_parser("rule", help="explain a lint rule (`mrtpo-sdk rule MRT003`, `--all`)", add_help=False)
+    sub.add_parser("new", help="scaffold a task file, data and test from a template", add_help=False)
+    sub.add_parser("check", help="do the reference completions earn full reward? (verifier table)", add_help=False)
+    sub.add_parser("explain", help="where each reward's credit lands on one completion (HTML, PNG)", add_help=False)
     if not argv or argv[0] in ("-h", "--help", "--version"):
         parser.parse_args(argv or ["--help"])
         return 0
@@ -113,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             from .lint.cli import lint_command, rule_command
 
             return lint_command(rest) if command == "lint" else rule_command(rest)
+        if command in ("new", "check", "explain"):  # lazy: only explain imports torch
+            from .authoring import cli as authoring
+
+            return getattr(authoring, f"{command}_command")(rest)
         parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
         return 2
     except MRTPOError as exc:

@@ -1,0 +1,214 @@
+"""``mrtpo-sdk check``: run every verifier over the examples' reference completions and a few corrupted ones.
+
+A task is ready to train when each reference completion earns its full reward from every verifier that applies
+(an author's reference that fails its own verifier means a bug in one of them, or a reference in the wrong format)
+and no verifier raises. The corrupted completions (the linter's probes: ``empty``, ``no-markup`` with fences and
+tags stripped, ``truncated`` to its first half, ``other-reference`` from another example) show how the rewards and
+blocks behave on wrong answers: a verifier that gives them full reward checks nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import MRTPOError, VerifierError
+from ..task import Task, example_id
+
+__all__ = ["CheckReport", "VerifierStats", "ProbeStats", "run_check", "render_report"]
+
+PROBE_ORDER = ("reference", "empty", "no-markup", "truncated", "other-reference")
+
+
+@dataclass
+class ProbeStats:
+    """One verifier on one kind of completion (probe label) across the examples."""
+
+    rewards: list[tuple[str, float]] = field(default_factory=list)  # (example id, reward)
+    not_applicable: int = 0
+    empty_blocks: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (example id, message)
+
+    @property
+    def count(self) -> int:
+        return len(self.rewards) + self.not_applicable + len(self.errors)
+
+
+@dataclass
+class VerifierStats:
+    """A verifier's outcomes, per probe label (``reference`` first)."""
+
+    name: str
+    kind: str | None
+    weight: float
+    probes: dict[str, ProbeStats] = field(default_factory=dict)
+
+    def full_reward(self) -> float:
+        """1.0, or the largest reward seen when the verifier uses a larger scale."""
+        return max([1.0, *(r for p in self.probes.values() for _, r in p.rewards)])
+
+    @property
+    def missed(self) -> list[tuple[str, float]]:
+        """(example id, reward) of the reference completions below full reward."""
+        ref = self.probes.get("reference")
+        full = self.full_reward()
+        return [(eid, r) for eid, r in (ref.rewards if ref else []) if r < full - 1e-9]
+
+
+@dataclass
+class CheckReport:
+    """Result of :func:`run_check`. ``ok`` is False when a reference missed full reward or a verifier raised."""
+
+    task: str
+    examples: int
+    verifiers: list[VerifierStats]
+    seconds: float
+
+    @property
+    def failures(self) -> list[str]:
+        out = []
+        for v in self.verifiers:
+            if v.missed:
+                ids = ", ".join(f"{eid} ({r:g})" for eid, r in v.missed[:5])
+                more = f" and {len(v.missed) - 5} more" if len(v.missed) > 5 else ""
+                out.append(
+                    f"{v.name}: the reference completion does not earn full reward on {len(v.missed)} example(s): "
+                    f"{ids}{more}; fix the verifier or the reference (they must agree)"
+                )
+            for label in v.probes:
+                errs = v.probes[label].errors
+                if errs:
+                    eid, msg = errs[0]
+                    more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+                    out.append(f"{v.name} raised on the {label} completion of example {eid}{more}: {msg}")
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def run_check(task: Task, examples: list[Any], limit: int | None = None) -> CheckReport:
+    """Score the reference and corrupted completions of ``examples`` (the first ``limit``) with every verifier.
+
+    Raises:
+        MRTPOError: the task has no ``reference=`` function, no examples, or its reference function raised.
+    """
+    from ..lint.runner import make_probes
+
+    if task.reference is None:
+        raise MRTPOError(
+            f"task {task.name!r} has no reference=...; check scores the reference completions, so declare "
+            f"reference=fn(example) -> completion in the policy's output format"
+        )
+    start = time.perf_counter()
+    chosen = list(examples)[: limit if limit else None]
+    if not chosen:
+        raise MRTPOError(f"task {task.name!r} has no examples to check")
+    ids = [example_id(ex) for ex in chosen]
+    references = [task.reference_completion(ex) for ex in chosen]
+    probes = make_probes(references, [[] for _ in chosen])
+    stats = [VerifierStats(v.name, v.kind, float(v.weight)) for v in task.verifiers]
+    for ex, eid, ex_probes in zip(chosen, ids, probes):
+        for probe in ex_probes:
+            for v, st in zip(task.verifiers, stats):
+                cell = st.probes.setdefault(probe.label, ProbeStats())
+                try:
+                    result = v.score(ex, probe.text, task=task.name, example_id=eid)
+                except VerifierError as exc:
+                    cell.errors.append((eid, str(exc)))
+                    continue
+                if result is None:
+                    cell.not_applicable += 1
+                    continue
+                cell.rewards.append((eid, result.reward))
+                cell.empty_blocks += not result.block
+    return CheckReport(task.name, len(chosen), stats, time.perf_counter() - start)
+
+
+def _dist(rewards: list[float]) -> str:
+    if not rewards:
+        return "-"
+    return f"{statistics.fmean(rewards):.2f} [{min(rewards):g}, {max(rewards):g}]"
+
+
+def render_report(report: CheckReport, console: Any = None) -> None:
+    """Print one table per verifier (rich): per completion kind, the reward distribution (mean [min, max]), the
+    share at full reward, not-applicable count, empty-block rate and errors; then the failures."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(highlight=False)
+    console.print(
+        f"[bold]{report.task}[/bold]: {report.examples} examples, {len(report.verifiers)} verifiers, "
+        f"checked in {report.seconds:.1f} s"
+    )
+    for v in report.verifiers:
+        full = v.full_reward()
+        table = Table(title=f"{v.name} (kind={v.kind}, weight={v.weight:g})", title_justify="left", expand=False)
+        for col, just in [
+            ("completion", "left"),
+            ("n", "right"),
+            ("reward mean [min, max]", "right"),
+            ("full reward", "right"),
+            ("n/a", "right"),
+            ("empty block", "right"),
+            ("errors", "left"),
+        ]:
+            table.add_column(col, justify=just, no_wrap=col != "errors")  # type: ignore[arg-type]
+        labels = [p for p in PROBE_ORDER if p in v.probes] + [p for p in v.probes if p not in PROBE_ORDER]
+        for label in labels:
+            cell = v.probes[label]
+            values = [r for _, r in cell.rewards]
+            at_full = sum(r >= full - 1e-9 for r in values)
+            full_txt = f"{at_full}/{len(values)}" if values else "-"
+            if label == "reference" and values and at_full < len(values):
+                full_txt = f"[red]{full_txt}[/red]"
+            empty = f"{cell.empty_blocks / len(values):.0%}" if values else "-"
+            errs = ""
+            if cell.errors:
+                shown = ", ".join(eid for eid, _ in cell.errors[:3])
+                errs = f"[red]{len(cell.errors)} ({shown}{', …' if len(cell.errors) > 3 else ''})[/red]"
+            table.add_row(label, str(cell.count), _dist(values), full_txt, str(cell.not_applicable), empty, errs)
+        console.print(table)
+    if report.ok:
+        console.print("[green]ok[/green]: every reference completion earns full reward and no verifier raised")
+    else:
+        for line in report.failures:
+            console.print(f"[red]FAIL[/red] {line}", soft_wrap=True)
+
+
+def report_json(report: CheckReport) -> dict[str, Any]:
+    """The report as plain data (for ``--format json``)."""
+
+    def cell(c: ProbeStats) -> dict[str, Any]:
+        values = [r for _, r in c.rewards]
+        return {
+            "n": c.count,
+            "reward_mean": statistics.fmean(values) if values else None,
+            "reward_min": min(values) if values else None,
+            "reward_max": max(values) if values else None,
+            "not_applicable": c.not_applicable,
+            "empty_block_rate": (c.empty_blocks / len(values)) if values else None,
+            "errors": [{"example_id": e, "message": m} for e, m in c.errors],
+        }
+
+    return {
+        "task": report.task,
+        "examples": report.examples,
+        "seconds": report.seconds,
+        "ok": report.ok,
+        "failures": report.failures,
+        "verifiers": {
+            v.name: {
+                "kind": v.kind,
+                "weight": v.weight,
+                "full_reward": v.full_reward(),
+                "missed": [{"example_id": e, "reward": r} for e, r in v.missed],
+                "probes": {label: cell(c) for label, c in v.probes.items()},
+            }
+            for v in report.verifiers
+        },
+    }

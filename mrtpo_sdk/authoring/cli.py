@@ -1,0 +1,191 @@
+"""Parsers and commands of ``mrtpo-sdk new``, ``check`` and ``explain`` (dispatched from :mod:`mrtpo_sdk.cli`).
+
+Exit status: 0 on success, 1 when ``check`` finds a failure, 2 on a user mistake (one ``error:`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import MRTPOError
+
+__all__ = ["new_parser", "check_parser", "explain_parser", "new_command", "check_command", "explain_command"]
+
+
+def new_parser() -> argparse.ArgumentParser:
+    from .new import TEMPLATES
+
+    p = argparse.ArgumentParser(
+        prog="mrtpo-sdk new",
+        description="Write a new task file NAME.py, a tiny data file and a test (test_NAME.py) from a template. "
+        "The result lints clean and passes `mrtpo-sdk check` as written; edit it from there. Never overwrites.",
+        epilog="templates: " + "; ".join(f"{k}: {v}" for k, v in TEMPLATES.items()),
+    )
+    p.add_argument("name", metavar="NAME", help="the task's name and file stem, e.g. my_task (lower case, _ allowed)")
+    p.add_argument(
+        "--template", "-t", choices=list(TEMPLATES), default="blank", help="which template to start from (default: blank)"
+    )
+    p.add_argument("--dir", default=".", help="folder to write into (default: the current folder)")
+    return p
+
+
+def check_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mrtpo-sdk check",
+        description="Run every verifier over the examples' reference completions and a few corrupted ones "
+        "(empty, markup stripped, truncated, another example's reference). Prints a table per verifier: reward "
+        "distribution, share at full reward, not-applicable count, empty-block rate, errors with example ids. "
+        "Exits 1 if a reference completion does not earn full reward or a verifier raises.",
+    )
+    p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name with several tasks)")
+    p.add_argument("--split", default="train", help="which split to check (default: train)")
+    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    p.add_argument("--limit", type=int, default=None, help="check only the first N examples (default: all)")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    return p
+
+
+def explain_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mrtpo-sdk explain",
+        description="Show where each reward's credit lands on one completion: replay it with the policy under "
+        "all blocks vs all but block k, and write an HTML page (one row per reward: tokens shaded by q_k,t, the "
+        "block, the reward, w_k,t), a PNG heatmap and a JSON file with the concentration statistics (the smallest "
+        "share of tokens holding 80%% of each reward's distance). Every reward with a non-empty block is "
+        "replayed, whatever its group variance would be in training.",
+    )
+    p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="Hugging Face model id or local path of the policy (default: the embedded bootstrap policy, as for train)",
+    )
+    p.add_argument("--example", default=None, metavar="ID", help="id of the example (default: the first one)")
+    p.add_argument(
+        "--completion",
+        default=None,
+        metavar="TEXT|@FILE",
+        help="the completion to explain, as text or @path to a file (default: the example's reference completion)",
+    )
+    p.add_argument("--split", default="train", help="split the example comes from (default: train)")
+    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    p.add_argument("--beta", type=float, default=0.5, help="redistribution strength for w_k,t (default: 0.5)")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of the policy (default: 1.0)")
+    p.add_argument(
+        "--policy_preset",
+        default="small",
+        help="size of the embedded policy: 'small' (default, as train) or 'tiny' (seconds to build; smoke tests)",
+    )
+    p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy (default: 42, as train)")
+    p.add_argument(
+        "--output_dir", default=None, help="where to write the files (default: runs/<task>-explain)"
+    )
+    return p
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed usage or help
+        return int(exc.code or 0)
+
+
+def new_command(argv: list[str]) -> int:
+    args = _parse(new_parser(), argv)
+    if isinstance(args, int):
+        return args
+    from .new import scaffold
+
+    written = scaffold(args.name, args.template, args.dir)
+    task_file = next(p for p in written if p.name == f"{args.name}.py")
+    print(f"wrote {len(written)} files from the {args.template!r} template:")
+    for p in written:
+        print(f"  {p}")
+    print("next:")
+    print(f"  mrtpo-sdk lint {task_file}")
+    print(f"  mrtpo-sdk check {task_file}")
+    print(f"  pytest {task_file.with_name('test_' + task_file.name)}")
+    print(f"  mrtpo-sdk train {task_file} --max_steps 10")
+    return 0
+
+
+def check_command(argv: list[str]) -> int:
+    args = _parse(check_parser(), argv)
+    if isinstance(args, int):
+        return args
+    from ..loader import load_task
+    from .check import render_report, report_json, run_check
+
+    if args.limit is not None and args.limit <= 0:
+        raise MRTPOError(f"--limit must be a positive number of examples, got {args.limit}")
+    task = load_task(args.task)
+    examples = task.load_examples(args.split, args.data)
+    report = run_check(task, examples, args.limit)
+    if args.format == "json":
+        print(json.dumps(report_json(report), indent=1))
+    else:
+        render_report(report)
+    return 0 if report.ok else 1
+
+
+def _read_completion(value: str | None) -> str | None:
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MRTPOError(f"--completion {value}: cannot read {path} ({exc.strerror}); give a readable file") from None
+
+
+def explain_command(argv: list[str]) -> int:
+    args = _parse(explain_parser(), argv)
+    if isinstance(args, int):
+        return args
+    from ..cli import POLICY_PRESETS, _policy_corpus
+    from ..loader import load_task
+    from .explain import explain, select_example, summary_lines, write_outputs
+
+    if args.policy_preset not in POLICY_PRESETS:
+        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {args.policy_preset!r}")
+    task = load_task(args.task)
+    examples = task.load_examples(args.split, args.data)
+    example = select_example(examples, args.example, f"task {task.name!r} ({args.split} split)")
+    completion = _read_completion(args.completion)
+    if completion is None:
+        if task.reference is None:
+            raise MRTPOError(f"task {task.name!r} has no reference=...; pass the completion with --completion")
+        completion = task.reference_completion(example)
+    if args.model is None:
+        from ..policy import DefaultPolicyConfig, default_policy
+
+        texts, pairs = _policy_corpus(task, examples)
+        model, tokenizer, path = default_policy(
+            task.name,
+            texts,
+            pairs,
+            config=DefaultPolicyConfig(seed=args.seed, **POLICY_PRESETS[args.policy_preset]),
+            log=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+        label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(args.model)
+            model = AutoModelForCausalLM.from_pretrained(args.model)
+        except (OSError, ValueError) as exc:
+            raise MRTPOError(f"--model {args.model}: cannot load it ({str(exc).splitlines()[0]})") from None
+        label = args.model
+    exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=args.temperature, policy=label)
+    out_dir = Path(args.output_dir or Path("runs") / f"{task.name}-explain")
+    paths = write_outputs(exp, out_dir)
+    for line in summary_lines(exp):
+        print(line)
+    print(f"html: {paths['html']}")
+    print(f"png:  {paths['png']}")
+    print(f"json: {paths['json']}")
+    return 0
