@@ -68,6 +68,10 @@ class Explanation:
     beta: float
     temperature: float
     policy: str
+    note: str = (
+        "Every reward with a non-empty block is replayed here, whatever its group variance would be during "
+        "training; a reward with an empty block is not replayed (w = 1)."
+    )
     rows: list[RewardRow] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -80,7 +84,7 @@ class Explanation:
             "temperature": self.temperature,
             "policy": self.policy,
             "mass": MASS,
-            "note": "every reward with a non-empty block is replayed here, whatever its group variance would be",
+            "note": self.note,
             "rewards": {
                 r.name: {
                     "kind": r.kind,
@@ -226,8 +230,7 @@ def render_html(exp: Explanation) -> str:
         f"with all blocks and without block k (darker = the block matters more there; shading is relative to the "
         f"row's largest q). The number under each token is its weight w<sub>k,t</sub> with beta = {exp.beta} "
         f"(mean 1 over the completion). Concentration: the smallest share of tokens holding {int(MASS * 100)}% of "
-        f"the row's distance. Every reward with a non-empty block is replayed here, whatever its group variance "
-        f"would be during training; a reward with an empty block is not replayed (w = 1).</p>",
+        f"the row's distance. {html.escape(exp.note)}</p>",
         "<table>",
     ]
     hue = [(33, 102, 172), (178, 24, 43), (27, 120, 55), (118, 42, 131), (191, 129, 45), (53, 151, 143)]

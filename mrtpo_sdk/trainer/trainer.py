@@ -38,6 +38,7 @@ from ..replay import replay_relevance
 from ..task import Task, example_id
 from .callbacks import MetricsJSONLCallback, RewardPlotCallback
 from .config import MRTPOConfig
+from .credit import log_credit
 
 __all__ = ["MRTPOTrainer", "task_dataset"]
 
@@ -217,6 +218,7 @@ class MRTPOTrainer(GRPOTrainer):
         counts = self._all_reduce(
             torch.tensor([float(replay.num_replayed), float(replayed.numel())], device=device)
         ).tolist()
+        log_credit(self, completion_ids, replay.q, completion_mask, replay.replayed, rewards[local], beta_n, mode)
         m = self._metrics[mode]
         m["mrtpo/replayed_fraction"].append(counts[0] / max(counts[1], 1.0))
         m["mrtpo/beta_n"].append(beta_n)
