@@ -56,32 +56,108 @@ DATABASES = {
 
 # Per-database fillers for the generic templates, plus one join (child -> parent) per database.
 FILLERS = {
-    "college": {"table": "student", "text_col": "major", "vals": ["physics", "history", "biology", "art"], "num_col": "gpa", "nums": ["3.0", "3.5", "2.5"], "name_col": "name",
-                "child": "student", "parent": "professor", "fk": "advisor_id", "pk": "id", "ptext": "department", "pvals": ["Physics", "Chemistry", "Mathematics"], "cname": "name", "pname": "name"},
-    "store": {"table": "product", "text_col": "category", "vals": ["books", "toys", "garden", "music"], "num_col": "price", "nums": ["10", "25", "100"], "name_col": "name",
-              "child": "product", "parent": "supplier", "fk": "supplier_id", "pk": "id", "ptext": "country", "pvals": ["Germany", "China", "Mexico"], "cname": "name", "pname": "name"},
-    "flights": {"table": "airport", "text_col": "country", "vals": ["France", "Japan", "Brazil", "Canada"], "num_col": "elevation", "nums": ["100", "500", "1000"], "name_col": "name",
-                "child": "flight", "parent": "airline", "fk": "airline_id", "pk": "id", "ptext": "country", "pvals": ["Spain", "India", "Kenya"], "cname": "id", "pname": "name"},
-    "hospital": {"table": "doctor", "text_col": "specialty", "vals": ["cardiology", "neurology", "pediatrics", "oncology"], "num_col": "years_experience", "nums": ["5", "10", "20"], "name_col": "name",
-                 "child": "doctor", "parent": "ward", "fk": "ward_id", "pk": "id", "ptext": "name", "pvals": ["East", "North", "Maternity"], "cname": "name", "pname": "name"},
+    "college": {
+        "table": "student",
+        "text_col": "major",
+        "vals": ["physics", "history", "biology", "art"],
+        "num_col": "gpa",
+        "nums": ["3.0", "3.5", "2.5"],
+        "name_col": "name",
+        "child": "student",
+        "parent": "professor",
+        "fk": "advisor_id",
+        "pk": "id",
+        "ptext": "department",
+        "pvals": ["Physics", "Chemistry", "Mathematics"],
+        "cname": "name",
+        "pname": "name",
+    },
+    "store": {
+        "table": "product",
+        "text_col": "category",
+        "vals": ["books", "toys", "garden", "music"],
+        "num_col": "price",
+        "nums": ["10", "25", "100"],
+        "name_col": "name",
+        "child": "product",
+        "parent": "supplier",
+        "fk": "supplier_id",
+        "pk": "id",
+        "ptext": "country",
+        "pvals": ["Germany", "China", "Mexico"],
+        "cname": "name",
+        "pname": "name",
+    },
+    "flights": {
+        "table": "airport",
+        "text_col": "country",
+        "vals": ["France", "Japan", "Brazil", "Canada"],
+        "num_col": "elevation",
+        "nums": ["100", "500", "1000"],
+        "name_col": "name",
+        "child": "flight",
+        "parent": "airline",
+        "fk": "airline_id",
+        "pk": "id",
+        "ptext": "country",
+        "pvals": ["Spain", "India", "Kenya"],
+        "cname": "id",
+        "pname": "name",
+    },
+    "hospital": {
+        "table": "doctor",
+        "text_col": "specialty",
+        "vals": ["cardiology", "neurology", "pediatrics", "oncology"],
+        "num_col": "years_experience",
+        "nums": ["5", "10", "20"],
+        "name_col": "name",
+        "child": "doctor",
+        "parent": "ward",
+        "fk": "ward_id",
+        "pk": "id",
+        "ptext": "name",
+        "pvals": ["East", "North", "Maternity"],
+        "cname": "name",
+        "pname": "name",
+    },
 }
 
 TEMPLATES = [
     ("How many {table}s have {text_col} {val}?", "SELECT count(*) FROM {table} WHERE {text_col} = '{val}'"),
-    ("List the {name_col} of every {table} whose {text_col} is {val}.", "SELECT {name_col} FROM {table} WHERE {text_col} = '{val}'"),
-    ("What is the average {num_col} of {table}s with {text_col} {val}?", "SELECT avg({num_col}) FROM {table} WHERE {text_col} = '{val}'"),
-    ("Which {table}s have a {num_col} greater than {num}? Give their {name_col}.", "SELECT {name_col} FROM {table} WHERE {num_col} > {num}"),
+    (
+        "List the {name_col} of every {table} whose {text_col} is {val}.",
+        "SELECT {name_col} FROM {table} WHERE {text_col} = '{val}'",
+    ),
+    (
+        "What is the average {num_col} of {table}s with {text_col} {val}?",
+        "SELECT avg({num_col}) FROM {table} WHERE {text_col} = '{val}'",
+    ),
+    (
+        "Which {table}s have a {num_col} greater than {num}? Give their {name_col}.",
+        "SELECT {name_col} FROM {table} WHERE {num_col} > {num}",
+    ),
     ("What is the highest {num_col} among all {table}s?", "SELECT max({num_col}) FROM {table}"),
-    ("How many {table}s are there for each {text_col}? Sort by the count, largest first.",
-     "SELECT {text_col}, count(*) AS n FROM {table} GROUP BY {text_col} ORDER BY n DESC"),
-    ("Show the {name_col} of the {table} with the lowest {num_col}.", "SELECT {name_col} FROM {table} ORDER BY {num_col} ASC LIMIT 1"),
+    (
+        "How many {table}s are there for each {text_col}? Sort by the count, largest first.",
+        "SELECT {text_col}, count(*) AS n FROM {table} GROUP BY {text_col} ORDER BY n DESC",
+    ),
+    (
+        "Show the {name_col} of the {table} with the lowest {num_col}.",
+        "SELECT {name_col} FROM {table} ORDER BY {num_col} ASC LIMIT 1",
+    ),
     ("List all distinct values of {text_col} in the {table} table.", "SELECT DISTINCT {text_col} FROM {table}"),
-    ("For each {text_col} with more than 2 {table}s, what is the average {num_col}?",
-     "SELECT {text_col}, avg({num_col}) FROM {table} GROUP BY {text_col} HAVING count(*) > 2"),
-    ("List the {cname} of each {child} together with the {pname} of its {parent}, for {parent}s whose {ptext} is {pval}.",
-     "SELECT T1.{cname}, T2.{pname} FROM {child} AS T1 JOIN {parent} AS T2 ON T1.{fk} = T2.{pk} WHERE T2.{ptext} = '{pval}'"),
-    ("How many {child}s belong to a {parent} with {ptext} {pval}?",
-     "SELECT count(*) FROM {child} AS T1 JOIN {parent} AS T2 ON T1.{fk} = T2.{pk} WHERE T2.{ptext} = '{pval}'"),
+    (
+        "For each {text_col} with more than 2 {table}s, what is the average {num_col}?",
+        "SELECT {text_col}, avg({num_col}) FROM {table} GROUP BY {text_col} HAVING count(*) > 2",
+    ),
+    (
+        "List the {cname} of each {child} together with the {pname} of its {parent}, for {parent}s whose {ptext} is {pval}.",
+        "SELECT T1.{cname}, T2.{pname} FROM {child} AS T1 JOIN {parent} AS T2 ON T1.{fk} = T2.{pk} WHERE T2.{ptext} = '{pval}'",
+    ),
+    (
+        "How many {child}s belong to a {parent} with {ptext} {pval}?",
+        "SELECT count(*) FROM {child} AS T1 JOIN {parent} AS T2 ON T1.{fk} = T2.{pk} WHERE T2.{ptext} = '{pval}'",
+    ),
 ]
 
 
@@ -130,11 +206,15 @@ def main() -> None:
 
     # Sequence lengths + baseline NLL of the randomly initialised model (same seed => same init).
     tok = build_tokenizer(texts + [c for _, c in pairs], cfg.vocab_size)
-    prompt_lens = [len(tok.apply_chat_template(m, add_generation_prompt=True, tokenize=True)["input_ids"]) for m, _ in pairs]
+    prompt_lens = [
+        len(tok.apply_chat_template(m, add_generation_prompt=True, tokenize=True)["input_ids"]) for m, _ in pairs
+    ]
     comp_lens = [len(tok.encode(c, add_special_tokens=False)) + 1 for _, c in pairs]
-    print(f"examples: {len(pairs)}; prompt tokens mean {sum(prompt_lens) / len(pairs):.0f} (max {max(prompt_lens)}); "
-          f"completion tokens mean {sum(comp_lens) / len(pairs):.0f} (max {max(comp_lens)}); "
-          f"chars/token {sum(len(m[1]['content']) for m, _ in pairs) / sum(prompt_lens):.2f}")
+    print(
+        f"examples: {len(pairs)}; prompt tokens mean {sum(prompt_lens) / len(pairs):.0f} (max {max(prompt_lens)}); "
+        f"completion tokens mean {sum(comp_lens) / len(pairs):.0f} (max {max(comp_lens)}); "
+        f"chars/token {sum(len(m[1]['content']) for m, _ in pairs) / sum(prompt_lens):.2f}"
+    )
     eval_pairs = pairs[:32]
 
     with tempfile.TemporaryDirectory(prefix="mrtpo-bench-") as tmp:
@@ -148,8 +228,10 @@ def main() -> None:
         tm = manifest["timings"]
         nll_before = completion_nll(build_model(tokenizer, cfg), tokenizer, eval_pairs)
         nll_after = completion_nll(model, tokenizer, eval_pairs)
-        print(f"tokenizer build: {tm['tokenizer_s']:.2f}s  model build: {tm['model_s']:.2f}s  "
-              f"SFT: {tm.get('sft_s', 0.0):.1f}s ({manifest['sft_steps']} steps)  total incl. save: {total:.1f}s")
+        print(
+            f"tokenizer build: {tm['tokenizer_s']:.2f}s  model build: {tm['model_s']:.2f}s  "
+            f"SFT: {tm.get('sft_s', 0.0):.1f}s ({manifest['sft_steps']} steps)  total incl. save: {total:.1f}s"
+        )
         print(f"params: {manifest['num_parameters'] / 1e6:.2f}M  vocab: {manifest['vocab_size']}")
         print(f"SFT loss first/last: {manifest['sft_loss_first']:.3f} / {manifest['sft_loss_last']:.3f}")
         print(f"completion NLL (first 32 train pairs) before/after: {nll_before:.3f} / {nll_after:.3f}")
@@ -160,47 +242,73 @@ def main() -> None:
 
         # Generation timing: 8 samples x 96 new tokens (min_new_tokens forces the full length).
         messages = pairs[0][0]
-        enc = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_tensors="pt", return_dict=True)
+        enc = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_tensors="pt", return_dict=True
+        )
         ids = enc["input_ids"].repeat(8, 1)
         attn = enc["attention_mask"].repeat(8, 1)
         with torch.no_grad():
             model.generate(input_ids=ids[:1], attention_mask=attn[:1], max_new_tokens=4, do_sample=False)  # warm-up
             torch.manual_seed(0)
             t0 = time.perf_counter()
-            model.generate(input_ids=ids, attention_mask=attn, max_new_tokens=96, min_new_tokens=96, do_sample=True, temperature=1.0)
+            gen = model.generate(
+                input_ids=ids,
+                attention_mask=attn,
+                max_new_tokens=96,
+                min_new_tokens=96,
+                do_sample=True,
+                temperature=1.0,
+            )
             gen_s = time.perf_counter() - t0
-            print(f"generate 8 x 96 new tokens (prompt {ids.shape[1]} tokens): {gen_s:.2f}s")
+            new = gen.shape[1] - ids.shape[1]
+            print(f"generate {gen.shape[0]} x {new} new tokens (prompt {ids.shape[1]} tokens): {gen_s:.2f}s")
 
             for k in (0, 1, 2):
                 msgs, ref = pairs[k]
-                enc = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_tensors="pt", return_dict=True)
+                enc = tokenizer.apply_chat_template(
+                    msgs, add_generation_prompt=True, tokenize=True, return_tensors="pt", return_dict=True
+                )
                 out = model.generate(**enc, max_new_tokens=96, do_sample=False)
-                text = tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=False)
+                text = tokenizer.decode(out[0, enc["input_ids"].shape[1] :], skip_special_tokens=False)
                 print(f"--- greedy sample {k}: question: {msgs[1]['content'].split('Question: ')[1].splitlines()[0]}")
                 print(f"reference: {ref!r}")
                 print(f"generated: {text!r}")
             torch.manual_seed(1)
             out = model.generate(**enc, max_new_tokens=96, do_sample=True, temperature=1.0, num_return_sequences=2)
             for row in out:
-                print(f"sampled (T=1): {tokenizer.decode(row[enc['input_ids'].shape[1]:], skip_special_tokens=False)!r}")
+                print(
+                    f"sampled (T=1): {tokenizer.decode(row[enc['input_ids'].shape[1] :], skip_special_tokens=False)!r}"
+                )
 
             # Shape / exact-match rates, greedy and sampled (T=1, 4 samples), on train and held-out prompts.
             train_set = {(m[1]["content"], c) for m, c in pairs}
-            held_out = [p for p in synthetic_sql_examples(400, args.seed + 1000) if (p[0][1]["content"], p[1]) not in train_set][:16]
+            held_out = [
+                p for p in synthetic_sql_examples(400, args.seed + 1000) if (p[0][1]["content"], p[1]) not in train_set
+            ][:16]
             for name, subset in (("train", pairs[:16]), ("held-out", held_out)):
                 stats = {"greedy": [0, 0, 0], "sampled": [0, 0, 0]}
                 for msgs, ref in subset:
-                    enc = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
-                    for mode, kw in (("greedy", dict(do_sample=False)), ("sampled", dict(do_sample=True, temperature=1.0, num_return_sequences=4))):
+                    enc = tokenizer.apply_chat_template(
+                        msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True
+                    )
+                    for mode, kw in (
+                        ("greedy", {"do_sample": False}),
+                        ("sampled", {"do_sample": True, "temperature": 1.0, "num_return_sequences": 4}),
+                    ):
                         out = model.generate(**enc, max_new_tokens=96, **kw)
                         for row in out:
-                            text = tokenizer.decode(row[enc["input_ids"].shape[1]:], skip_special_tokens=True)
+                            text = tokenizer.decode(row[enc["input_ids"].shape[1] :], skip_special_tokens=True)
                             st = stats[mode]
                             st[0] += 1
                             st[1] += text.lstrip().startswith("```sql\n") and text.rstrip().endswith("```")
                             st[2] += text.strip() == ref.strip()
-                print(f"{name} ({len(subset)} prompts): " + "; ".join(
-                    f"{mode}: fenced-sql {st[1] / st[0]:.0%}, exact {st[2] / st[0]:.0%}" for mode, st in stats.items()))
+                print(
+                    f"{name} ({len(subset)} prompts): "
+                    + "; ".join(
+                        f"{mode}: fenced-sql {st[1] / st[0]:.0%}, exact {st[2] / st[0]:.0%}"
+                        for mode, st in stats.items()
+                    )
+                )
 
 
 if __name__ == "__main__":

@@ -39,11 +39,11 @@ from typing import Any
 __all__ = [
     "BOS_TOKEN",
     "CHAT_TEMPLATE",
-    "DefaultPolicyConfig",
     "EOS_TOKEN",
     "IM_END",
     "IM_START",
     "PAD_TOKEN",
+    "DefaultPolicyConfig",
     "build_model",
     "build_tokenizer",
     "cache_key",
@@ -105,10 +105,13 @@ class DefaultPolicyConfig:
     initializer_range: float = 0.02
 
     # Supervised warm start (TRL SFTTrainer)
-    sft_epochs: float = 8.0
-    """Passes over the SFT pairs; the number of optimizer steps is capped by ``sft_max_steps``."""
-    sft_max_steps: int = 200
-    """Hard cap on optimizer steps (bounds build time for large tasks). 0 disables warm start."""
+    sft_epochs: float = 16.0
+    """Passes over the SFT pairs; the number of optimizer steps is capped by ``sft_max_steps``.
+    (On the bundled SQL task, 186 pairs: 16 epochs = 384 steps, ~50 s on 2 CPU cores; completion
+    NLL 7.0 -> 0.35; sampled answers are fenced SQL ~96% of the time and ~10% execute.)"""
+    sft_max_steps: int = 400
+    """Hard cap on optimizer steps (bounds build time for large tasks: ~0.13 s/step at batch 8
+    and ~250-token prompts on 2 CPU cores). 0 disables warm start."""
     sft_learning_rate: float = 3e-3
     sft_batch_size: int = 8
     sft_warmup_ratio: float = 0.05
@@ -193,6 +196,7 @@ def build_tokenizer(texts: Iterable[str], vocab_size: int = 1024):
     * Special tokens: ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (id 1),
       ``<|im_end|>`` (eos, id 2). No BOS token is added.
     * Chat template: ChatML (see :data:`CHAT_TEMPLATE`).
+    * ``padding_side="left"`` so that ``tokenizer(prompts, padding=True)`` feeds ``generate``.
     """
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -231,7 +235,7 @@ def build_tokenizer(texts: Iterable[str], vocab_size: int = 1024):
         additional_special_tokens=[IM_START],
         clean_up_tokenization_spaces=False,
         model_max_length=10**6,
-        padding_side="right",
+        padding_side="left",  # batched prompts for generate(); TRL's collators pad explicitly
     )
     hf_tok.chat_template = CHAT_TEMPLATE
     return hf_tok
@@ -324,7 +328,9 @@ def warm_start(
         model.eval()
         return model
 
-    tmp_ctx = tempfile.TemporaryDirectory(prefix="mrtpo-sft-") if output_dir is None else contextlib.nullcontext(output_dir)
+    tmp_ctx = (
+        tempfile.TemporaryDirectory(prefix="mrtpo-sft-") if output_dir is None else contextlib.nullcontext(output_dir)
+    )
     with tmp_ctx as out, _quiet():
         set_seed(config.seed)
         args = SFTConfig(
@@ -334,7 +340,7 @@ def warm_start(
             gradient_accumulation_steps=1,
             learning_rate=config.sft_learning_rate,
             lr_scheduler_type=config.sft_lr_scheduler,
-            warmup_steps=int(round(config.sft_warmup_ratio * steps)),
+            warmup_steps=round(config.sft_warmup_ratio * steps),
             weight_decay=config.sft_weight_decay,
             max_grad_norm=1.0,
             max_length=config.sft_max_length,
@@ -540,11 +546,13 @@ def default_policy(
     key = cache_key(texts, sft_pairs, config)
     final = cache_root / f"{_safe_name(task_name)}-seed{config.seed}-{key[:16]}"
 
+    replace_existing = rebuild
     if not rebuild and (final / MANIFEST_NAME).is_file():
         try:
             model, tokenizer = load_policy(final)
-        except Exception as exc:  # corrupted entry: rebuild it
+        except Exception as exc:  # noqa: BLE001 - a corrupted entry of any kind is rebuilt
             log(f"[policy] cached default policy at {final} is unreadable ({exc!r}); rebuilding")
+            replace_existing = True
         else:
             log(f"[policy] loaded default policy from cache: {final}")
             return model, tokenizer, final
@@ -558,8 +566,9 @@ def default_policy(
             model.save_pretrained(str(tmp))
             tokenizer.save_pretrained(str(tmp))
         (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-        if final.exists():
-            # rebuild=True, a corrupted entry, or a concurrent build finished first.
+        if final.exists() and (replace_existing or not (final / MANIFEST_NAME).is_file()):
+            # rebuild=True or a corrupted/incomplete entry: move it out of the way. (An entry that
+            # a concurrent identical build finished meanwhile is kept; see below.)
             old = cache_root / f".old-{final.name}-{os.getpid()}-{time.time_ns()}"
             try:
                 os.replace(final, old)
@@ -570,7 +579,7 @@ def default_policy(
         try:
             os.replace(tmp, final)
         except OSError:
-            # Lost a race against a concurrent identical build: keep theirs.
+            # A concurrent identical build finished first: keep theirs (same weights).
             if not (final / MANIFEST_NAME).is_file():
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
@@ -615,10 +624,7 @@ def _build(task_name, texts, sft_pairs, config, key, workdir: Path, log):
         losses = [e["loss"] for e in getattr(model, "_mrtpo_sft_log_history", []) if "loss" in e]
         if losses:
             loss_first, loss_last = float(losses[0]), float(losses[-1])
-        log(
-            f"[policy] warm start done in {timings['sft_s']:.1f}s; "
-            f"SFT loss {_fmt(loss_first)} -> {_fmt(loss_last)}"
-        )
+        log(f"[policy] warm start done in {timings['sft_s']:.1f}s; SFT loss {_fmt(loss_first)} -> {_fmt(loss_last)}")
     else:
         log("[policy] warm start skipped (no SFT pairs or sft_max_steps=0)")
 

@@ -40,7 +40,9 @@ def fake_pairs(n: int = 40, seed: int = 0) -> list[tuple[list[dict], str]]:
         table = names[i % len(names)]
         col, vals = TABLES[table]
         val = rng.choice(vals)
-        schema = "\n".join(f"CREATE TABLE {t} (id INTEGER PRIMARY KEY, name TEXT, {c} TEXT);" for t, (c, _) in TABLES.items())
+        schema = "\n".join(
+            f"CREATE TABLE {t} (id INTEGER PRIMARY KEY, name TEXT, {c} TEXT);" for t, (c, _) in TABLES.items()
+        )
         user = (
             f"Database schema:\n{schema}\n\nQuestion: How many rows of {table} have {col} {val}?\n\n"
             "Write your reasoning briefly, then give exactly one SQLite query in a ```sql code block."
@@ -232,6 +234,23 @@ def test_default_policy_build_and_generate(built):
     assert out.shape[0] == 2 and out.shape[1] <= enc["input_ids"].shape[1] + 8
 
 
+def test_batched_left_padded_generation_matches_single(built):
+    model, tok, _, _, _ = built
+    assert tok.padding_side == "left"
+    prompts = [
+        tok.apply_chat_template(PAIRS[i][0], tokenize=False, add_generation_prompt=True) + extra
+        for i, extra in ((0, ""), (1, "```sql\nSELECT"))
+    ]
+    batch = tok(prompts, padding=True, return_tensors="pt", add_special_tokens=False)
+    assert batch["input_ids"].shape[1] > min(len(tok(p)["input_ids"]) for p in prompts)  # really padded
+    with torch.no_grad():
+        out = model.generate(**batch, max_new_tokens=6, min_new_tokens=6, do_sample=False)
+        for i, p in enumerate(prompts):
+            single = tok(p, return_tensors="pt", add_special_tokens=False)
+            ref = model.generate(**single, max_new_tokens=6, min_new_tokens=6, do_sample=False)
+            assert out[i, -6:].tolist() == ref[0, -6:].tolist()
+
+
 def test_default_policy_cache_hit(built):
     model, tok, path, _, cache = built
     weights = path / "model.safetensors"
@@ -270,10 +289,18 @@ def test_default_policy_is_deterministic(built, tmp_path):
 
 def test_rebuild_replaces_entry(built, tmp_path):
     logs: list[str] = []
-    _, _, p1 = default_policy("fake-sql", TEXTS, PAIRS[:8], dataclasses.replace(TINY, sft_max_steps=1), cache_dir=tmp_path, log=logs.append)
+    _, _, p1 = default_policy(
+        "fake-sql", TEXTS, PAIRS[:8], dataclasses.replace(TINY, sft_max_steps=1), cache_dir=tmp_path, log=logs.append
+    )
     logs.clear()
     _, _, p2 = default_policy(
-        "fake-sql", TEXTS, PAIRS[:8], dataclasses.replace(TINY, sft_max_steps=1), cache_dir=tmp_path, rebuild=True, log=logs.append
+        "fake-sql",
+        TEXTS,
+        PAIRS[:8],
+        dataclasses.replace(TINY, sft_max_steps=1),
+        cache_dir=tmp_path,
+        rebuild=True,
+        log=logs.append,
     )
     assert p1 == p2 and any("building" in line for line in logs)
     assert [p.name for p in tmp_path.iterdir()] == [p1.name]
