@@ -81,8 +81,9 @@ def explain_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy (default: 42, as train)")
     p.add_argument(
-        "--output_dir", default=None, help="where to write the files (default: runs/<task>-explain)"
+        "--device", default="auto", help="where the policy runs: auto (cuda when available, else cpu), cpu, cuda, cuda:1"
     )
+    p.add_argument("--output_dir", default=None, help="where to write the files (default: runs/<task>-explain)")
     return p
 
 
@@ -176,10 +177,17 @@ def explain_command(argv: list[str]) -> int:
 
         try:
             tokenizer = AutoTokenizer.from_pretrained(args.model)
-            model = AutoModelForCausalLM.from_pretrained(args.model)
+            model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
         except (OSError, ValueError) as exc:
             raise MRTPOError(f"--model {args.model}: cannot load it ({str(exc).splitlines()[0]})") from None
         label = args.model
+    import torch
+
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    try:
+        model = model.to(device)
+    except (RuntimeError, AssertionError, ValueError) as exc:
+        raise MRTPOError(f"--device {args.device}: cannot move the policy there ({str(exc).splitlines()[0]})") from None
     exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=args.temperature, policy=label)
     out_dir = Path(args.output_dir or Path("runs") / f"{task.name}-explain")
     paths = write_outputs(exp, out_dir)

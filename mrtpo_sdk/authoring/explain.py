@@ -153,9 +153,10 @@ def explain(
     results = [v.score(example, completion, task=task.name, example_id=eid) for v in task.verifiers]
     blocks = ["" if r is None else r.block for r in results]
     K, T = len(task.verifiers), len(ids)
-    completion_ids = torch.tensor([ids], dtype=torch.long)
-    mask = torch.ones((1, T), dtype=torch.long)
-    replayed = torch.tensor([[bool(b) for b in blocks]], dtype=torch.bool)
+    device = next(model.parameters()).device
+    completion_ids = torch.tensor([ids], dtype=torch.long, device=device)
+    mask = torch.ones((1, T), dtype=torch.long, device=device)
+    replayed = torch.tensor([[bool(b) for b in blocks]], dtype=torch.bool, device=device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     out = replay_relevance(
         model,
@@ -173,6 +174,7 @@ def explain(
     share = token_share_for_mass(out.q, mask, out.replayed, MASS)
     tokens = [tokenizer.decode([i]) for i in ids]
     exp = Explanation(task.name, eid, completion, tokens, beta, temperature, policy)
+    q_rows, w_rows = out.q[0].float().cpu(), w[0].float().cpu()
     for k, v in enumerate(task.verifiers):
         s = float(share[0, k])
         exp.rows.append(
@@ -183,8 +185,8 @@ def explain(
                 reward=None if results[k] is None else float(results[k].reward),
                 block=blocks[k],
                 replayed=bool(replayed[0, k]),
-                q=[round(float(x), 6) for x in out.q[0, k]],
-                w=[round(float(x), 6) for x in w[0, k]],
+                q=[round(float(x), 6) for x in q_rows[k]],
+                w=[round(float(x), 6) for x in w_rows[k]],
                 share=None if math.isnan(s) else s,
             )
         )

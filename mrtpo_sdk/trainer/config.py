@@ -37,7 +37,8 @@ class MRTPOConfig(GRPOConfig):
 
     Logging:
         log_samples_steps (`int`, defaults to 5): every N steps, write a few sampled completions with their rewards
-            and blocks to ``samples.jsonl`` in ``output_dir`` (0 = never).
+            and blocks to ``samples.jsonl`` in ``output_dir`` and, for MRTPO, ``credit-step<N>.html`` (the first
+            replayed completion's tokens shaded by ``q_{k,t}``, see :mod:`mrtpo_sdk.trainer.credit`) (0 = never).
         num_samples_to_log (`int`, defaults to 2): completions written each time.
         plot_rewards (`bool`, defaults to True): write ``rewards.png`` (each reward vs step) at the end.
     """
@@ -56,7 +57,11 @@ class MRTPOConfig(GRPOConfig):
     js_chunk_size: int = field(default=256, metadata={"help": "Tokens per Jensen-Shannon chunk in the replay."})
     replay_batch_size: int = field(default=8, metadata={"help": "Contexts per replay forward pass."})
     log_samples_steps: int = field(
-        default=5, metadata={"help": "Write sampled completions with rewards and blocks every N steps (0 = never)."}
+        default=5,
+        metadata={
+            "help": "Every N steps, write sampled completions with rewards and blocks to samples.jsonl and, for "
+            "MRTPO, a credit-step<N>.html page (tokens shaded by q_k,t) (0 = never)."
+        },
     )
     num_samples_to_log: int = field(default=2, metadata={"help": "Completions written to samples.jsonl each time."})
     plot_rewards: bool = field(default=True, metadata={"help": "Write rewards.png (each reward vs step) at the end."})
