@@ -136,7 +136,7 @@ def _dist(rewards: list[float]) -> str:
 
 def render_report(report: CheckReport, console: Any = None) -> None:
     """Print one table per verifier (rich): per completion kind, the reward distribution (mean [min, max]), the
-    share at full reward, not-applicable count, empty-block rate and errors; then the failures."""
+    number at full reward, not-applicable count, empty-block rate and errors; then the failures."""
     from rich.console import Console
     from rich.table import Table
 
@@ -151,13 +151,13 @@ def render_report(report: CheckReport, console: Any = None) -> None:
         for col, just in [
             ("completion", "left"),
             ("n", "right"),
-            ("reward mean [min, max]", "right"),
-            ("full reward", "right"),
+            ("reward [min, max]", "right"),
+            ("at full", "right"),
             ("n/a", "right"),
             ("empty block", "right"),
             ("errors", "left"),
         ]:
-            table.add_column(col, justify=just, no_wrap=col != "errors")  # type: ignore[arg-type]
+            table.add_column(col, justify=just, no_wrap=col == "completion")  # type: ignore[arg-type]
         labels = [p for p in PROBE_ORDER if p in v.probes] + [p for p in v.probes if p not in PROBE_ORDER]
         for label in labels:
             cell = v.probes[label]

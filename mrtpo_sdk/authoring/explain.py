@@ -250,6 +250,8 @@ def render_html(exp: Explanation) -> str:
             f"concentration {_fmt(row.share)} (80% of distance on {_fmt(None if row.share is None else 100 * row.share, 1)}% "
             f"of tokens); max q {qmax:.4f}"
             if row.replayed
+            else "not replayed (the reward did not vary within its group, or its weight is 0): w = 1"
+            if row.block
             else "empty block: not replayed, w = 1"
         )
         block = html.escape(row.block) if row.block else "<em>(empty)</em>"
