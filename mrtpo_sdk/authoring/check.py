@@ -145,6 +145,11 @@ def render_report(report: CheckReport, console: Any = None) -> None:
         f"[bold]{report.task}[/bold]: {report.examples} examples, {len(report.verifiers)} verifiers, "
         f"checked in {report.seconds:.1f} s"
     )
+    console.print(
+        "reward = mean [min, max] over the examples; at full = completions at full reward; n/a = the verifier "
+        "returned None; empty block = share of results with block \"\"",
+        style="dim",
+    )
     for v in report.verifiers:
         full = v.full_reward()
         table = Table(title=f"{v.name} (kind={v.kind}, weight={v.weight:g})", title_justify="left", expand=False)
