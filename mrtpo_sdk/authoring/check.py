@@ -149,6 +149,7 @@ def render_report(report: CheckReport, console: Any = None) -> None:
         "reward = mean [min, max] over the examples; at full = completions at full reward; n/a = the verifier "
         "returned None; empty block = share of results with block \"\"",
         style="dim",
+        markup=False,
     )
     for v in report.verifiers:
         full = v.full_reward()
