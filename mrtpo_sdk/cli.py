@@ -30,12 +30,12 @@ __all__ = ["main", "EMBEDDED_POLICY_DEFAULTS"]
 
 # Training defaults when no --model is given: the embedded bootstrap policy on a laptop-class CPU.
 EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
-    "max_steps": 30,
-    "per_device_train_batch_size": 16,
+    "max_steps": 100,
+    "per_device_train_batch_size": 32,  # 8 prompts x 4 completions per step
     "num_generations": 4,
     "max_completion_length": 64,
-    "learning_rate": 5e-5,
-    "temperature": 1.0,
+    "learning_rate": 3e-4,
+    "temperature": 0.8,
     "logging_steps": 1,
     "save_strategy": "no",
     "report_to": "none",
