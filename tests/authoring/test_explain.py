@@ -67,6 +67,21 @@ def test_json_numbers_are_consistent(explained):
     assert "".join(data["tokens"]) == data["completion"]  # tokenized once; the ids decode back to the text
 
 
+def test_model_path_and_completion_file(explained, tmp_path, capsys):
+    # the embedded policy saved by the fixture is a regular Hugging Face folder: load it as --model
+    policy_dir = next((explained.parent / "cache" / "policies").iterdir())
+    (tmp_path / "c.txt").write_text("```sql\nSELECT name FROM nowhere\n```")
+    args = ["explain", SQL, "--model", str(policy_dir), "--device", "cpu", "--example", "train-0003"]
+    assert main(args + ["--completion", f"@{tmp_path / 'c.txt'}", "--output_dir", str(tmp_path / "o")]) == 0
+    data = json.loads((tmp_path / "o" / "explain-train-0003.json").read_text())
+    assert data["policy"] == str(policy_dir)
+    assert data["completion"] == "```sql\nSELECT name FROM nowhere\n```"
+    assert [r["reward"] for r in data["rewards"].values()] == [1.0, 0.0, 0.0]
+    assert data["rewards"]["executes"]["block"] == "no such table: nowhere"
+    assert data["rewards"]["executes"]["replayed"] is True  # a non-empty block is replayed whatever the variance
+    assert "executes" in capsys.readouterr().out
+
+
 def test_completion_from_file_and_bad_example(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["explain", SQL, "--policy_preset", "tiny", "--example", "nope"]) == 2
