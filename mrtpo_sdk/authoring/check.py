@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import MRTPOError, VerifierError
 from ..task import Task, example_id
 
-__all__ = ["CheckReport", "VerifierStats", "ProbeStats", "run_check", "render_report"]
+__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "render_report", "run_check"]
 
 PROBE_ORDER = ("reference", "empty", "no-markup", "truncated", "other-reference")
 
@@ -147,7 +147,7 @@ def render_report(report: CheckReport, console: Any = None) -> None:
     )
     console.print(
         "reward = mean [min, max] over the examples; at full = completions at full reward; n/a = the verifier "
-        "returned None; empty block = share of results with block \"\"",
+        'returned None; empty block = share of results with block ""',
         style="dim",
         markup=False,
     )

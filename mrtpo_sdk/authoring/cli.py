@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import MRTPOError
 
-__all__ = ["new_parser", "check_parser", "explain_parser", "new_command", "check_command", "explain_command"]
+__all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
 
 
 def new_parser() -> argparse.ArgumentParser:
@@ -26,7 +26,11 @@ def new_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("name", metavar="NAME", help="the task's name and file stem, e.g. my_task (lower case, _ allowed)")
     p.add_argument(
-        "--template", "-t", choices=list(TEMPLATES), default="blank", help="which template to start from (default: blank)"
+        "--template",
+        "-t",
+        choices=list(TEMPLATES),
+        default="blank",
+        help="which template to start from (default: blank)",
     )
     p.add_argument("--dir", default=".", help="folder to write into (default: the current folder)")
     return p
@@ -73,7 +77,13 @@ def explain_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="train", help="split the example comes from (default: train)")
     p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
     p.add_argument("--beta", type=float, default=0.5, help="redistribution strength for w_k,t (default: 0.5)")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of the policy (default: 1.0)")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature the policy is trained with (default: train's: that of the embedded policy without "
+        "--model, 1.0 with --model)",
+    )
     p.add_argument(
         "--policy_preset",
         default="small",
@@ -81,7 +91,9 @@ def explain_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy (default: 42, as train)")
     p.add_argument(
-        "--device", default="auto", help="where the policy runs: auto (cuda when available, else cpu), cpu, cuda, cuda:1"
+        "--device",
+        default="auto",
+        help="where the policy runs: auto (cuda when available, else cpu), cpu, cuda, cuda:1",
     )
     p.add_argument("--output_dir", default=None, help="where to write the files (default: runs/<task>-explain)")
     return p
@@ -146,7 +158,7 @@ def explain_command(argv: list[str]) -> int:
     args = _parse(explain_parser(), argv)
     if isinstance(args, int):
         return args
-    from ..cli import POLICY_PRESETS, _policy_corpus
+    from ..cli import EMBEDDED_POLICY_DEFAULTS, POLICY_PRESETS, _policy_corpus
     from ..loader import load_task
     from .explain import explain, select_example, summary_lines, write_outputs
 
@@ -188,7 +200,10 @@ def explain_command(argv: list[str]) -> int:
         model = model.to(device)
     except (RuntimeError, AssertionError, ValueError) as exc:
         raise MRTPOError(f"--device {args.device}: cannot move the policy there ({str(exc).splitlines()[0]})") from None
-    exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=args.temperature, policy=label)
+    temperature = args.temperature
+    if temperature is None:
+        temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0)) if args.model is None else 1.0
+    exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=temperature, policy=label)
     out_dir = Path(args.output_dir or Path("runs") / f"{task.name}-explain")
     paths = write_outputs(exp, out_dir)
     for line in summary_lines(exp):

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["token_share_for_mass", "mean_concentration"]
+__all__ = ["mean_concentration", "token_share_for_mass"]
 
 
 def token_share_for_mass(q: Tensor, mask: Tensor, replayed: Tensor | None = None, mass: float = 0.8) -> Tensor:

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["cli_markdown", "DEFAULT_PATH", "main"]
+__all__ = ["DEFAULT_PATH", "cli_markdown", "main"]
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 

@@ -27,7 +27,7 @@ from ..errors import MRTPOError
 from ..task import Task, example_id
 from .concentration import token_share_for_mass
 
-__all__ = ["Explanation", "RewardRow", "explain", "render_html", "render_png", "encode_prompt"]
+__all__ = ["Explanation", "RewardRow", "encode_prompt", "explain", "render_html", "render_png"]
 
 MASS = 0.8
 
@@ -152,7 +152,7 @@ def explain(
         raise MRTPOError(f"the completion for example {eid!r} is empty; pass --completion TEXT or @FILE")
     results = [v.score(example, completion, task=task.name, example_id=eid) for v in task.verifiers]
     blocks = ["" if r is None else r.block for r in results]
-    K, T = len(task.verifiers), len(ids)
+    T = len(ids)
     device = next(model.parameters()).device
     completion_ids = torch.tensor([ids], dtype=torch.long, device=device)
     mask = torch.ones((1, T), dtype=torch.long, device=device)
@@ -279,9 +279,7 @@ def render_png(exp: Explanation, path: Path, max_tokens: int = 160) -> Path:
     fig, ax = plt.subplots(figsize=(fig_w, 1.0 + 0.6 * len(exp.rows)))
     im = ax.imshow(data, aspect="auto", cmap="Blues", vmin=0.0, vmax=max(float(data.max()) if data.size else 0, 1e-9))
     ax.set_yticks(range(len(exp.rows)))
-    ax.set_yticklabels(
-        [f"{r.name} (r={_fmt(r.reward, 2)}, {_share_label(r)})" for r in exp.rows]
-    )
+    ax.set_yticklabels([f"{r.name} (r={_fmt(r.reward, 2)}, {_share_label(r)})" for r in exp.rows])
     ax.set_xticks(range(n))
     ax.set_xticklabels([t.replace("\n", "\\n")[:12] or " " for t in exp.tokens[:n]], rotation=90, fontsize=7)
     more = f" (first {n} of {len(exp.tokens)} tokens)" if n < len(exp.tokens) else ""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import MRTPOError
 
-__all__ = ["TEMPLATES", "PLACEHOLDER", "templates_dir", "template_files", "scaffold"]
+__all__ = ["PLACEHOLDER", "TEMPLATES", "scaffold", "template_files", "templates_dir"]
 
 PLACEHOLDER = "template_task"
 TEMPLATES = {
@@ -71,9 +71,7 @@ def scaffold(name: str, template: str = "blank", directory: str | Path = ".") ->
     targets = [out_dir / Path(*[part.replace(PLACEHOLDER, name) for part in rel.parts]) for rel in files]
     existing = [t for t in targets if t.exists()]
     if existing:
-        raise MRTPOError(
-            f"{existing[0]} already exists; mrtpo-sdk new never overwrites: pick another name or --dir"
-        )
+        raise MRTPOError(f"{existing[0]} already exists; mrtpo-sdk new never overwrites: pick another name or --dir")
     written = []
     for rel, target in zip(files, targets):
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,9 @@ from mrtpo_sdk.sql import execute_sql, extract_sql, gold_is_ordered, load_spider
 
 DATA = Path(__file__).with_name("template_task_data")
 # Block rules 2 and 5: the concrete format, with the same fence the policy must write.
-FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
+FORMAT_RULE = (
+    "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
+)
 
 
 def examples(split: str = "train", data: str | None = None):

@@ -71,7 +71,9 @@ def tool_format(example, completion):
 def function_choice(example, completion):
     # Block rule 1: only what this reward checks (which functions), not the arguments too.
     calls = response_calls(completion)
-    chosen = calls is not None and check_calls(example["functions"], calls, example["possible_answer"]).functions_correct
+    chosen = (
+        calls is not None and check_calls(example["functions"], calls, example["possible_answer"]).functions_correct
+    )
     return Result(float(chosen), function_choice_block(example["possible_answer"]))
 
 

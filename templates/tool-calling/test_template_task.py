@@ -23,7 +23,9 @@ def test_reference_earns_full_reward(example):
 def test_right_function_wrong_arguments():
     example = EXAMPLES[0]
     name = next(iter(example["possible_answer"][0]))
-    completion = f'<think>Call it.</think>\n<tool_call>\n{{"name": "{name}", "arguments": {{"city": "Atlantis"}}}}\n</tool_call>'
+    completion = (
+        f'<think>Call it.</think>\n<tool_call>\n{{"name": "{name}", "arguments": {{"city": "Atlantis"}}}}\n</tool_call>'
+    )
     fmt, choice, args = TASK.score(example, completion)
     assert (fmt.reward, choice.reward, args.reward) == (1.0, 1.0, 0.0)
 

@@ -10,7 +10,7 @@ from mrtpo_sdk.loader import load_task
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TASK = '''
+TASK = """
 from mrtpo_sdk import Result, Task, verifier
 
 @verifier(kind="format")
@@ -30,7 +30,7 @@ task = Task(
     verifiers=[tags, word],
     reference=lambda ex: "<w>" + ex["word"] + "</w>",
 )
-'''
+"""
 
 
 def _task_file(tmp_path, body="pass"):

@@ -66,7 +66,15 @@ def test_metrics_and_html_sample(tmp_path):
 def test_no_replayed_pair_logs_nan_and_writes_nothing(tmp_path):
     trainer = _trainer(tmp_path, step=3, every=2)
     q = torch.zeros(2, 2, 4)
-    log_credit(trainer, torch.zeros(2, 4, dtype=torch.long), q, torch.ones(2, 4), torch.zeros(2, 2, dtype=torch.bool),
-               torch.zeros(2, 2), 0.5, "train")
+    log_credit(
+        trainer,
+        torch.zeros(2, 4, dtype=torch.long),
+        q,
+        torch.ones(2, 4),
+        torch.zeros(2, 2, dtype=torch.bool),
+        torch.zeros(2, 2),
+        0.5,
+        "train",
+    )
     assert all(math.isnan(v[0]) for v in trainer._metrics["train"].values())  # TRL logs these as null
     assert list(tmp_path.iterdir()) == []

@@ -23,7 +23,9 @@ def explained(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("MRTPO_SDK_CACHE_DIR", str(tmp / "cache"))
     try:
-        code = main(["explain", SQL, "--policy_preset", "tiny", "--example", "train-0003", "--output_dir", str(tmp / "out")])
+        code = main(
+            ["explain", SQL, "--policy_preset", "tiny", "--example", "train-0003", "--output_dir", str(tmp / "out")]
+        )
     finally:
         mp.undo()
     assert code == 0
