@@ -90,13 +90,20 @@ class CheckReport:
         return not self.failures
 
 
-def run_check(task: Task, examples: list[Any], limit: int | None = None) -> CheckReport:
+def run_check(task: Task, examples: list[Any], limit: int | None = None, module: Any = None) -> CheckReport:
     """Score the reference and corrupted completions of ``examples`` (the first ``limit``) with every verifier.
 
+    Args:
+        task: the task; ``examples`` its examples.
+        limit: check only the first ``limit`` examples (``None``: all).
+        module: the task file's module; completions it declares for the linter (``lint_probes(example)`` and/or
+            ``PROBES``) are checked too, labelled ``declared-1``, ``declared-2``, ...
+
     Raises:
-        MRTPOError: the task has no ``reference=`` function, no examples, or its reference function raised.
+        MRTPOError: the task has no ``reference=`` function, no examples, its reference function raised, or the
+            declared probes are not lists of strings.
     """
-    from ..lint.runner import make_probes
+    from ..lint.runner import author_probes, make_probes
 
     if task.reference is None:
         raise MRTPOError(
@@ -109,7 +116,11 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None) -> Chec
         raise MRTPOError(f"task {task.name!r} has no examples to check")
     ids = [example_id(ex) for ex in chosen]
     references = [task.reference_completion(ex) for ex in chosen]
-    probes = make_probes(references, [[] for _ in chosen])
+    extra = [
+        author_probes(module, ex, f"task {task.name!r}, example {eid!r}") if module else []
+        for ex, eid in zip(chosen, ids)
+    ]
+    probes = make_probes(references, extra)
     stats = [VerifierStats(v.name, v.kind, float(v.weight)) for v in task.verifiers]
     for ex, eid, ex_probes in zip(chosen, ids, probes):
         for probe in ex_probes:

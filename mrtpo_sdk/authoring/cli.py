@@ -40,7 +40,8 @@ def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mrtpo-sdk check",
         description="Run every verifier over the examples' reference completions and a few corrupted ones "
-        "(empty, markup stripped, truncated, another example's reference). Prints a table per verifier: reward "
+        "(empty, markup stripped, truncated, another example's reference, and those the task file declares in "
+        "lint_probes(example) or PROBES). Prints a table per verifier: reward "
         "distribution, share at full reward, not-applicable count, empty-block rate, errors with example ids. "
         "Exits 1 if a reference completion does not earn full reward or a verifier raises.",
     )
@@ -129,14 +130,15 @@ def check_command(argv: list[str]) -> int:
     args = _parse(check_parser(), argv)
     if isinstance(args, int):
         return args
-    from ..loader import load_task
+    from ..loader import _import_file, load_task, split_task_spec
     from .check import render_report, report_json, run_check
 
     if args.limit is not None and args.limit <= 0:
         raise MRTPOError(f"--limit must be a positive number of examples, got {args.limit}")
     task = load_task(args.task)
     examples = task.load_examples(args.split, args.data)
-    report = run_check(task, examples, args.limit)
+    module = _import_file(split_task_spec(args.task)[0])  # already imported by load_task: for declared probes
+    report = run_check(task, examples, args.limit, module=module)
     if args.format == "json":
         print(json.dumps(report_json(report), indent=1))
     else:

@@ -86,3 +86,11 @@ def test_limit_and_user_errors(tmp_path, capsys):
     no_ref.write_text(path.read_text().replace('    reference=lambda ex: "<w>" + ex["word"] + "</w>",\n', ""))
     assert main(["check", str(no_ref)]) == 2
     assert "has no reference=" in capsys.readouterr().err
+
+
+def test_declared_probes_are_checked(tmp_path, capsys):
+    path = _task_file(tmp_path)
+    path.write_text(path.read_text() + '\nPROBES = ["<w>apple</w> and more"]\n')
+    assert main(["check", str(path), "--format", "json"]) == 0
+    probes = json.loads(capsys.readouterr().out)["verifiers"]["tags"]["probes"]
+    assert probes["declared-1"]["n"] == 4 and probes["declared-1"]["reward_max"] == 0.0
