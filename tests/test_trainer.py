@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -147,9 +148,12 @@ def test_config_validation():
 def test_two_process_accelerate_launch(tmp_path):
     """2 CPU processes over gloo; group statistics global, replay per rank, token std reduced across ranks."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    with socket.socket() as s:  # a free port, so concurrent runs do not collide
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
     cmd = [
         sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-        "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "29517",
+        "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", port,
         str(FIXTURES / "distributed_train.py"), str(tmp_path / "run"),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
