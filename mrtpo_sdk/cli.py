@@ -43,19 +43,6 @@ EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
     "disable_tqdm": True,
     "beta_warmup_steps": 10,
 }
-# Sizes of the embedded policy (--policy_preset); "tiny" is for smoke tests and CI, "small" is the default.
-POLICY_PRESETS: dict[str, dict[str, Any]] = {
-    "small": {},
-    "tiny": {
-        "vocab_size": 384,
-        "hidden_size": 32,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
-        "intermediate_size": 64,
-        "sft_max_steps": 8,
-    },
-}
 # Defaults for a real model (--model): only what differs from TRL's.
 MODEL_DEFAULTS: dict[str, Any] = {"logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
@@ -176,22 +163,19 @@ def train_command(rest: list[str]) -> int:
 
 
 def run_training(task, script_args: TrainScriptArguments, config) -> int:
-    from .policy import DefaultPolicyConfig, default_policy
+    from .policy.for_task import task_policy
     from .trainer import MRTPOTrainer
     from .trainer.callbacks import RichProgressCallback, read_metrics
 
-    if script_args.policy_preset not in POLICY_PRESETS:
-        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {script_args.policy_preset!r}")
     examples = task.load_examples("train", script_args.data)
     model: Any = script_args.model
     tokenizer = None
     if model is None:
-        texts, sft_pairs = _policy_corpus(task, examples)
-        model, tokenizer, path = default_policy(
-            task.name,
-            texts,
-            sft_pairs,
-            config=DefaultPolicyConfig(seed=config.seed, **POLICY_PRESETS[script_args.policy_preset]),
+        model, tokenizer, path = task_policy(
+            task,
+            examples,
+            seed=config.seed,
+            preset=script_args.policy_preset,
             rebuild=script_args.rebuild_policy,
             log=lambda msg: print(msg, flush=True),
         )
@@ -233,23 +217,6 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
         if (out / "samples.jsonl").exists():
             print(f"samples: {out / 'samples.jsonl'}")
     return 0
-
-
-def _policy_corpus(task, examples) -> tuple[list[str], list[tuple[list[dict], str]]]:
-    """Text the embedded tokenizer must cover, and the (prompt, reference) pairs of its warm start."""
-    texts: list[str] = []
-    pairs: list[tuple[list[dict], str]] = []
-    for ex in examples:
-        prompt = task.rollout_prompt(ex)
-        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
-        ref = task.reference_completion(ex)
-        texts.extend(m["content"] for m in messages)
-        texts.append(ref)
-        for result in task.score(ex, ref):
-            if result is not None and result.block:
-                texts.append(result.block)
-        pairs.append((messages, ref))
-    return texts, pairs
 
 
 def entrypoint() -> None:  # pragma: no cover - console script

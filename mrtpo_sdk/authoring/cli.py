@@ -160,7 +160,8 @@ def explain_command(argv: list[str]) -> int:
     args = _parse(explain_parser(), argv)
     if isinstance(args, int):
         return args
-    from ..cli import EMBEDDED_POLICY_DEFAULTS, POLICY_PRESETS, _policy_corpus
+    from ..cli import EMBEDDED_POLICY_DEFAULTS
+    from ..policy.for_task import POLICY_PRESETS, task_policy
     from ..loader import load_task
     from .explain import explain, select_example, summary_lines, write_outputs
 
@@ -175,14 +176,11 @@ def explain_command(argv: list[str]) -> int:
             raise MRTPOError(f"task {task.name!r} has no reference=...; pass the completion with --completion")
         completion = task.reference_completion(example)
     if args.model is None:
-        from ..policy import DefaultPolicyConfig, default_policy
-
-        texts, pairs = _policy_corpus(task, examples)
-        model, tokenizer, path = default_policy(
-            task.name,
-            texts,
-            pairs,
-            config=DefaultPolicyConfig(seed=args.seed, **POLICY_PRESETS[args.policy_preset]),
+        model, tokenizer, path = task_policy(
+            task,
+            examples,
+            seed=args.seed,
+            preset=args.policy_preset,
             log=lambda msg: print(msg, file=sys.stderr, flush=True),
         )
         label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
