@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from .errors import VerifierContractError, VerifierError
+from .errors import MRTPOError, VerifierContractError, VerifierError
 
 __all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS"]
 
@@ -122,6 +122,8 @@ class Verifier:
         where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}"
         try:
             out = self.fn(example, completion)
+        except MRTPOError:
+            raise  # already one actionable line (e.g. a broken reference in the user's data)
         except Exception as exc:  # surfaced, never scored 0
             raise VerifierError(
                 f"{where}: the verifier raised {type(exc).__name__}: {exc} "
@@ -138,7 +140,7 @@ def _normalize(out: Any, where: str, **ids: str) -> Result | None:
         return None
     if isinstance(out, Result):
         reward, block = out.reward, out.block
-    elif isinstance(out, tuple) and len(out) == 2 and not isinstance(out[1], numbers.Real):
+    elif isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], str):
         reward, block = out
     elif isinstance(out, (list, tuple, dict, set)):
         raise VerifierContractError(

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
-from mrtpo_sdk.sql import execute_sql, extract_sql, gold_is_ordered, load_spider, results_match
+from mrtpo_sdk.sql import SQLDataError, execute_sql, extract_sql, gold_is_ordered, load_spider, results_match
 
 DATA = Path(__file__).parent / "data" / "sql"
 FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
@@ -51,27 +51,27 @@ def executes(example, completion):
     answer = extract_sql(completion)
     if not answer.ok:
         return Result(0.0, "")  # nothing ran, so there is no SQLite error to show
-    run = execute_sql(example.db_path, answer.query)
+    run = _execute(str(example.db_path), answer.query)
     return Result(float(run.ok), run.error)
 
 
 @verifier(kind="reference")
 def result_match(example, completion):
     answer = extract_sql(completion)
-    gold_rows = _gold_rows(str(example.db_path), example.query)
+    gold = _execute(str(example.db_path), example.query)
+    if not gold.ok:
+        raise SQLDataError(f"example {example.id}: its reference query fails ({gold.error}); fix it in the data")
     matched = False
     if answer.ok:
-        run = execute_sql(example.db_path, answer.query)
-        matched = run.ok and results_match(run.rows, gold_rows, ordered=gold_is_ordered(example.query))
+        run = _execute(str(example.db_path), answer.query)
+        matched = run.ok and results_match(run.rows, gold.rows, ordered=gold_is_ordered(example.query))
     return Result(float(matched), reference(example))
 
 
-@lru_cache(maxsize=4096)
-def _gold_rows(db_path: str, query: str):
-    run = execute_sql(db_path, query)
-    if not run.ok:
-        raise ValueError(f"the reference query fails on {db_path}: {run.error}")
-    return run.rows
+@lru_cache(maxsize=1024)
+def _execute(db_path: str, query: str):
+    """The databases are read-only, so a query's outcome is cached: the verifiers run each query once."""
+    return execute_sql(db_path, query)
 
 
 task = Task(

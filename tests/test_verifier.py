@@ -45,6 +45,7 @@ def test_valid_returns_are_normalized(returned, expected):
         ([1.0, 0.0], "list of 2 values"),
         ((1.0, 0.0, "b"), "tuple of 3 values"),
         ((1.0, 2.0), "tuple of 2 values"),
+        ((Result(1.0, "a"), Result(0.0, "b")), "tuple of 2 values"),
         (Result(float("nan"), ""), "must be finite"),
         (Result(float("inf"), ""), "must be finite"),
         (Result("1.0", ""), "must be one float"),
@@ -62,6 +63,18 @@ def test_contract_violations_name_task_verifier_example(returned, fragment):
     assert "'sql'" in msg and "'bad'" in msg and "'train-0007'" in msg
     assert "\n" not in msg
     assert info.value.verifier == "bad" and info.value.example_id == "train-0007"
+
+
+def test_user_errors_raised_inside_a_verifier_pass_through_unchanged():
+    from mrtpo_sdk import MRTPOError
+
+    def data_problem(example, completion):
+        raise MRTPOError("data/train.json: example 3's reference query fails; fix the query")
+
+    with pytest.raises(MRTPOError) as info:
+        Verifier(data_problem).score({}, "x", task="sql", example_id="e3")
+    assert not isinstance(info.value, VerifierError)
+    assert str(info.value) == "data/train.json: example 3's reference query fails; fix the query"
 
 
 def test_raising_verifier_is_an_error_not_zero():

@@ -73,7 +73,14 @@ DENIED_FUNCTIONS = frozenset(
     }
 )
 
-_ALLOWED_FIRST_KEYWORDS = ("SELECT", "WITH", "VALUES")
+#: Statements refused before SQLite sees them (the read-only open, ``query_only`` and the authorizer refuse them
+#: too). Any other first word goes to SQLite, so a typo such as ``SELEC`` gets SQLite's own syntax error.
+_REFUSED_FIRST_KEYWORDS = frozenset(
+    {
+        "INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "DROP", "CREATE", "ALTER", "ATTACH", "DETACH",
+        "PRAGMA", "VACUUM", "REINDEX", "ANALYZE", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    }
+)
 
 _SQLITE_READ = getattr(sqlite3, "SQLITE_READ", 20)
 _SQLITE_SELECT = getattr(sqlite3, "SQLITE_SELECT", 21)
@@ -264,9 +271,8 @@ def _precheck(query: object, max_query_chars: int) -> str:
     first = _first_keyword(query)
     if first == "" or first == ";":
         return "empty query: the text holds no SQL statement"
-    if first not in _ALLOWED_FIRST_KEYWORDS:
-        what = first[:30] if first[:1].isalnum() or first[:1] == "_" else "text that does not start with a keyword"
-        return f"not authorized: only a read-only query (SELECT, WITH or VALUES) may run, not {what}"
+    if first in _REFUSED_FIRST_KEYWORDS:
+        return f"not authorized: only a read-only query (SELECT, WITH or VALUES) may run, not {first}"
     return ""
 
 
