@@ -66,8 +66,10 @@ class MergedBlocks(Rule):
     reference call block (function name and arguments) stay two blocks.
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 1: one reward, one block.
-    - The paper (seed 001), "Writing a block": "Never merge several constraints, rubric items or verifiers into one."
+    - `docs/writing-blocks.md`, "The rules", rule 1: one reward, one block.
+    - The MRTPO paper, Zhai et al., "Each Reward to Its Relevant Tokens: Reward-Specific Token-Level Credit
+      Assignment for Multi-Reward RL" (arXiv:2610.21439), "Writing a block": "Never merge several constraints,
+      rubric items or verifiers into one."
     """
 
     code = "MRT001"

@@ -66,9 +66,9 @@ class GenericBlock(Rule):
     ```
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 2: the information itself, specific to this example,
+    - `docs/writing-blocks.md`, "The rules", rule 2: the information itself, specific to this example,
       built by code from the example's label or the verifier's own output.
-    - The paper (seed 001), "Writing a block": "a generic requirement ('the query must execute') carries no
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439), "Writing a block": "a generic requirement ('the query must execute') carries no
       information."
     """
 

@@ -47,7 +47,7 @@ class InstructionOrMetaInBlock(Rule):
     A plain statement of the information, like the rest of the prompt:
 
     ```python
-    FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with ```sql and closes with ```."
+    FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
 
     @verifier(kind="format")
     def sql_format(example, completion):
@@ -62,9 +62,9 @@ class InstructionOrMetaInBlock(Rule):
     ("The response is in all lowercase letters."), not as an order.
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 3: a plain statement, like the rest of the prompt; no
+    - `docs/writing-blocks.md`, "The rules", rule 3: a plain statement, like the rest of the prompt; no
       instructions to the model, no headings, no labels, no words about training, replay, rewards or scoring.
-    - The paper (seed 001), "Writing a block".
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439), "Writing a block".
     """
 
     code = "MRT003"

@@ -53,7 +53,7 @@ class InventedFeedback(Rule):
     ```
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 4: only this response's own feedback; if there is
+    - `docs/writing-blocks.md`, "The rules", rule 4: only this response's own feedback; if there is
       none, the block is empty; never invent one.
     - `mrtpo_sdk.verifier.VERIFIER_KINDS`: a feedback block is the verifier's own output, ``""`` if none.
     """

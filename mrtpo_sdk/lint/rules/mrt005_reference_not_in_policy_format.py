@@ -56,9 +56,9 @@ class ReferenceNotInPolicyFormat(Rule):
     ```
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 5: references in the form the policy is asked to
+    - `docs/writing-blocks.md`, "The rules", rule 5: references in the form the policy is asked to
       produce: the same tags, code fences and argument types.
-    - The paper (seed 001), "Writing a block".
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439), "Writing a block".
     """
 
     code = "MRT005"

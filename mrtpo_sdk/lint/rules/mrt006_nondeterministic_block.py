@@ -48,9 +48,9 @@ class NondeterministicBlock(Rule):
     For BFCL, sort argument names when rendering a reference call instead of relying on set iteration order.
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 6: prompt, rewards and blocks consistent; the replay
+    - `docs/writing-blocks.md`, "The rules", rule 6: prompt, rewards and blocks consistent; the replay
       uses the rollout prompt and the response exactly as sampled.
-    - `spec/MRTPO.md` §3: ``P_all`` and ``P_\\k`` are built from the blocks of the scored response.
+    - `docs/algorithm.md` §3 (replay contexts): ``P_all`` and ``P_\\k`` are built from the blocks of the scored response.
     """
 
     code = "MRT006"

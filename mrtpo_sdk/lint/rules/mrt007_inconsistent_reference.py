@@ -49,8 +49,8 @@ class InconsistentReference(Rule):
     ```
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 6: prompt, rewards and blocks consistent.
-    - `spec/MRTPO.md` §3: with in-prompt information, ``P_\\k`` is the prompt with constraint ``k`` removed.
+    - `docs/writing-blocks.md`, "The rules", rule 6: prompt, rewards and blocks consistent.
+    - `docs/algorithm.md` §3 (replay contexts): with in-prompt information, ``P_\\k`` is the prompt with constraint ``k`` removed.
     """
 
     code = "MRT007"

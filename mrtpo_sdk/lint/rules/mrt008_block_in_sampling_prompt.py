@@ -50,12 +50,13 @@ class BlockInSamplingPrompt(Rule):
     def prompt(example):
         return f"{example.schema}\\n\\nQuestion: {example.question}\\n\\nAnswer with one query in a ```sql code block."
 
-    FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with ```sql and closes with ```."
+    FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
     ```
 
     ## References
-    - `spec/MRTPO.md`, "Setting": sampling always uses ``P_0`` alone; blocks are used only in the replay.
-    - `spec/MRTPO.md` §3 and "Rules for writing a block", rule 6.
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439): sampling always uses ``P_0`` alone; blocks are used only
+      in the replay.
+    - `docs/algorithm.md` §3 (replay contexts); `docs/writing-blocks.md`, "The rules", rule 6.
     """
 
     code = "MRT008"

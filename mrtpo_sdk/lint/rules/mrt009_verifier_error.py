@@ -55,7 +55,7 @@ class VerifierErrorRule(Rule):
     ## References
     - `mrtpo_sdk.verifier`: the verifier contract (one finite reward, one ``str`` block, or ``None`` when the
       reward does not apply).
-    - `spec/MRTPO.md`, "Setting": each verifier returns a reward and a block for every response.
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439): each verifier returns a reward and a block for every response.
     """
 
     code = "MRT009"

@@ -42,7 +42,7 @@ class UnrewardedReferenceCompletion(Rule):
     example.
 
     ## References
-    - `spec/MRTPO.md`, "Rules for writing a block", rules 5 and 6: references in the policy's form; prompt,
+    - `docs/writing-blocks.md`, "The rules", rules 5 and 6: references in the policy's form; prompt,
       rewards and blocks consistent.
     - `mrtpo_sdk.task.Task`: ``reference`` is "a reference completion in the policy's output format".
     """

@@ -34,7 +34,7 @@ class MissingReferenceCompletion(Rule):
 
     ## References
     - `mrtpo_sdk.task.Task`: ``reference``, "used to warm-start the embedded default policy and by lint".
-    - `spec/MRTPO.md`, "Rules for writing a block", rule 5.
+    - `docs/writing-blocks.md`, "The rules", rule 5.
     """
 
     code = "MRT011"

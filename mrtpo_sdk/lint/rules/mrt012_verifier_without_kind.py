@@ -38,8 +38,8 @@ class VerifierWithoutKind(Rule):
 
     ## References
     - `mrtpo_sdk.verifier.VERIFIER_KINDS`: format, feedback, reference, constraint.
-    - `spec/MRTPO.md`, "Setting": the block is "the format rule, the response's own SQLite error, the reference
-      query, one instruction constraint".
+    - The MRTPO paper (Zhai et al., arXiv:2610.21439): a block is what reward k checks: "the format rule, the
+      response's own SQLite error, the reference query, or one constraint of the instruction".
     """
 
     code = "MRT012"
