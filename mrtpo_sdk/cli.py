@@ -136,10 +136,12 @@ def train_command(rest: list[str]) -> int:
     if known.algo not in ALGORITHMS:
         return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
 
-    from trl import TrlParser
-
-    hf_parser = TrlParser((TrainScriptArguments, MRTPOConfig), prog="mrtpo-sdk train TASK_FILE[@name]")
+    hf_parser = _train_parser(MRTPOConfig)
     preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
+    if known.model is not None:
+        import torch
+
+        preset.setdefault("bf16", torch.cuda.is_available())  # TRL's bf16 default fails on a CPU-only machine
     if known.help or not known.task:
         hf_parser.set_defaults(**preset)
         if not known.help:
@@ -153,13 +155,53 @@ def train_command(rest: list[str]) -> int:
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
     hf_parser.set_defaults(**preset)
     flags = [a for a in rest if a != known.task]
+    import yaml
+
     try:
         script_args, config = hf_parser.parse_args_and_config(flags)
-    except SystemExit as exc:  # argparse already printed the message
-        return int(exc.code or 2)
-    except (ValueError, FileNotFoundError) as exc:
-        return _error(str(exc))
+    except yaml.YAMLError as exc:
+        return _error(f"--config: not valid YAML ({' '.join(str(exc).split())})")
+    except FileNotFoundError as exc:
+        return _error(f"--config: {exc.strerror}: {exc.filename}")
+    except ValueError as exc:
+        return _error(_explain_parse_error(str(exc), hf_parser))
     return run_training(task, script_args, config)
+
+
+def _train_parser(config_class):
+    """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
+    1,000-line usage, and flags must be spelled out (no silent abbreviations)."""
+    from trl import TrlParser
+
+    class TrainParser(TrlParser):
+        def error(self, message: str):  # argparse: invalid value, missing argument, ...
+            raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
+
+    return TrainParser(
+        (TrainScriptArguments, config_class),
+        prog="mrtpo-sdk train TASK_FILE[@name]",
+        description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
+        "field is a flag. --config FILE.yaml reads option values from a YAML file; flags given on the command "
+        "line override it.",
+        allow_abbrev=False,
+    )
+
+
+def _explain_parse_error(message: str, parser) -> str:
+    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)"."""
+    import difflib
+    import re
+
+    if "not used by the HfArgumentParser" not in message and "Unknown arguments from config file" not in message:
+        return message
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    unknown = [u for u in re.findall(r"'(--[^']+)'", message)]
+    parts = []
+    for u in unknown:
+        guess = difflib.get_close_matches(u.split("=")[0], known, n=1)
+        parts.append(f"{u}" + (f" (did you mean {guess[0]}?)" if guess else ""))
+    source = "key in --config" if "config file" in message else "option"
+    return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
 
 
 def run_training(task, script_args: TrainScriptArguments, config) -> int:
@@ -182,6 +224,7 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
         print(f"policy: embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
               f"parameters) from {path}", flush=True)
     else:
+        _check_model(model)
         print(f"policy: {model}", flush=True)
     print(
         f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
@@ -206,17 +249,39 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
         print(f"trained {config.max_steps} steps in {elapsed:.0f} s")
+        window = max(1, min(10, len(rows) // 2))
+        print(f"mean reward, first {window} -> last {window} steps:")
         for name in task.verifier_names:
             key = f"rewards/{name}/mean"
             vals = [r[key] for r in rows if r.get(key) is not None]
             if vals:
-                print(f"  {name}: {vals[0]:.3f} -> {vals[-1]:.3f} (first -> last step mean)")
+                first, last = vals[:window], vals[-window:]
+                print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
+            else:
+                print(f"  {name}: never applied (the verifier returned None for every completion)")
         print(f"metrics: {out / 'metrics.jsonl'}")
         if (out / "rewards.png").exists():
             print(f"curves:  {out / 'rewards.png'}")
         if (out / "samples.jsonl").exists():
             print(f"samples: {out / 'samples.jsonl'}")
+        pages = sorted(out.glob("credit-step*.html"))
+        if pages:
+            print(f"credit:  {len(pages)} pages, e.g. {pages[-1]}")
     return 0
+
+
+def _check_model(model: str) -> None:
+    """Fail early, in one line, when --model names nothing loadable."""
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.from_pretrained(model)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MRTPOError(
+            f"--model {model}: cannot be loaded ({first}); pass a local model folder (with config.json) or a "
+            f"Hugging Face model id reachable from this machine"
+        ) from None
 
 
 def entrypoint() -> None:  # pragma: no cover - console script

@@ -77,6 +77,12 @@ class CheckReport:
                     f"{v.name}: the reference completion does not earn full reward on {len(v.missed)} example(s): "
                     f"{ids}{more}; fix the verifier or the reference (they must agree)"
                 )
+            applied = [p for p in v.probes.values() if p.rewards or p.errors]
+            if v.probes and not applied:
+                out.append(
+                    f"{v.name}: returned None (not applicable) for every completion of every example checked; a reward "
+                    f"that never applies is never trained — return a Result where it applies"
+                )
             for label in v.probes:
                 errs = v.probes[label].errors
                 if errs:

@@ -96,15 +96,24 @@ def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path
 
 
 class RichProgressCallback(TrainerCallback):
-    """A one-line progress bar (rich) with the latest mean of each reward and the replayed fraction."""
+    """A one-line progress bar (rich) with the latest mean of each reward and the replayed fraction.
+
+    When standard output is not a terminal (a log file, CI), it prints one plain line every 5% of the steps instead.
+    """
 
     def __init__(self, reward_names: list[str]) -> None:
         self.reward_names = reward_names
         self.progress = None
         self.task_id = None
+        self.plain = False
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
+            return
+        import sys
+
+        if not sys.stdout.isatty():
+            self.plain = True
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -124,7 +133,7 @@ class RichProgressCallback(TrainerCallback):
             self.progress.update(self.task_id, completed=state.global_step)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if self.progress is None or not logs:
+        if not logs or not state.is_world_process_zero or (self.progress is None and not self.plain):
             return
         parts = []
         for name in self.reward_names:
@@ -133,7 +142,13 @@ class RichProgressCallback(TrainerCallback):
                 parts.append(f"{name}={v:.2f}")
         if isinstance(logs.get("mrtpo/replayed_fraction"), (int, float)):
             parts.append(f"replayed={logs['mrtpo/replayed_fraction']:.0%}")
-        if parts:
+        if not parts:
+            return
+        if self.plain:
+            every = max(1, state.max_steps // 20)
+            if state.global_step % every == 0 or state.global_step == state.max_steps:
+                print(f"step {state.global_step}/{state.max_steps} " + " ".join(parts), flush=True)
+        else:
             self.progress.update(self.task_id, description=" ".join(parts))
 
     def on_train_end(self, args, state, control, **kwargs):

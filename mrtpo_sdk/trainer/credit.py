@@ -49,7 +49,8 @@ def log_credit(
     args = trainer.args
     if mode != "train" or not args.log_samples_steps or not trainer.accelerator.is_main_process:
         return
-    if trainer.state.global_step % args.log_samples_steps != 0 or not bool(replayed.any()):
+    step = trainer.state.global_step + 1  # the step these completions train (metrics.jsonl numbering)
+    if step % args.log_samples_steps != 0 or not bool(replayed.any()):
         return
     row = int(replayed.any(dim=1).nonzero()[0, 0])
     _write_sample(trainer, row, completion_ids, q, mask, replayed, rewards, beta_n, share)
@@ -93,7 +94,7 @@ def _write_sample(trainer, row, completion_ids, q, mask, replayed, rewards, beta
                 share=None if math.isnan(s) else s,
             )
         )
-    path = Path(trainer.args.output_dir) / f"credit-step{trainer.state.global_step}.html"
+    path = Path(trainer.args.output_dir) / f"credit-step{trainer.state.global_step + 1}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(exp), encoding="utf-8")
     return path

@@ -239,7 +239,8 @@ class MRTPOTrainer(GRPOTrainer):
         n = args.num_samples_to_log
         if not args.log_samples_steps or n <= 0 or not self.accelerator.is_main_process:
             return
-        if self.state.global_step % args.log_samples_steps != 0:
+        step = self.state.global_step + 1  # the step these completions train (metrics.jsonl numbering)
+        if step % args.log_samples_steps != 0:
             return
         path = Path(args.output_dir) / "samples.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,7 +253,7 @@ class MRTPOTrainer(GRPOTrainer):
                 f.write(
                     json.dumps(
                         {
-                            "step": self.state.global_step,
+                            "step": step,
                             "example_id": example_id(self._pending["examples"][row]),
                             "completion": self._pending["completions"][row],
                             "rewards": {

@@ -94,3 +94,23 @@ def test_declared_probes_are_checked(tmp_path, capsys):
     assert main(["check", str(path), "--format", "json"]) == 0
     probes = json.loads(capsys.readouterr().out)["verifiers"]["tags"]["probes"]
     assert probes["declared-1"]["n"] == 4 and probes["declared-1"]["reward_max"] == 0.0
+
+
+def test_a_verifier_that_never_applies_fails_check(tmp_path):
+    from mrtpo_sdk import Result, Task, verifier
+    from mrtpo_sdk.authoring.check import run_check
+
+    @verifier(kind="format")
+    def ok(example, completion):
+        return Result(float(completion == example["word"]), f"The answer is the word {example['word']}.")
+
+    @verifier(kind="feedback")
+    def never(example, completion):
+        return None
+
+    task = Task(name="none", examples=[{"id": i, "word": w} for i, w in enumerate("abc")],
+                prompt=lambda ex: "say " + ex["word"], verifiers=[ok, never], reference=lambda ex: ex["word"])
+    report = run_check(task, task.load_examples())
+    assert not report.ok
+    assert [f for f in report.failures if f.startswith("never: returned None")]
+    assert not [f for f in report.failures if f.startswith("ok:")]

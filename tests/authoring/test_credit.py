@@ -53,7 +53,7 @@ def test_metrics_and_html_sample(tmp_path):
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
     replayed = torch.tensor([[True, False], [True, True]])
     ids = torch.tensor([[0, 1, 2, 3], [0, 1, 9, 9]])
-    trainer = _trainer(tmp_path, step=4, every=2)
+    trainer = _trainer(tmp_path, step=3, every=2)  # generating for step 4 (3 updates done)
     log_credit(trainer, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]), 0.5, "train")
     m = trainer._metrics["train"]
     assert m["concentration/shape"] == [pytest.approx(0.5)]
