@@ -121,3 +121,27 @@ def test_train_sql_end_to_end(tmp_path, algo):
     if algo == "mrtpo":
         assert all(0.0 <= r["mrtpo/replayed_fraction"] <= 1.0 for r in rows)
     assert (out / "rewards.png").stat().st_size > 5000
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--max_steps", "three"], "invalid int value: 'three'"),
+        (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
+        (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: cannot be loaded"),
+    ],
+)
+def test_bad_options_are_one_line(capsys, args, fragment):
+    assert main(["train", SQL_TASK, *args]) == 2
+    assert fragment in error_line(capsys)
+
+
+def test_bad_config_file_is_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("max_steps: [\n")
+    assert main(["train", SQL_TASK, "--config", str(bad)]) == 2
+    assert "--config: not valid YAML" in error_line(capsys)
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("max_stepz: 3\n")
+    assert main(["train", SQL_TASK, "--config", str(unknown)]) == 2
+    assert "unknown key in --config: --max_stepz (did you mean --max_steps?)" in error_line(capsys)
