@@ -11,7 +11,7 @@ A verifier is a plain function ``fn(example, completion) -> Result | None`` wrap
         run = execute(example.db_path, extract_sql(completion).query)
         return Result(reward=float(run.ok), block=run.error)   # "" when the query ran: no information
 
-Contract (spec "Setting"; seed 001, "Writing a block"):
+Contract (spec "Setting"; the paper's "Writing a block", docs/writing-blocks.md):
 
 * it returns exactly one :class:`Result` (or a ``(reward, block)`` pair), whose ``reward`` is a finite float
   and whose ``block`` is a ``str`` (``""`` means "no information");

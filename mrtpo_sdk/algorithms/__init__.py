@@ -1,4 +1,4 @@
-"""MRTPO as pure tensor functions (spec §1-§5).
+"""MRTPO as pure tensor functions (spec §1-§5: the sections of docs/algorithm.md, after arXiv:2610.21439).
 
 Pipeline per training step::
 

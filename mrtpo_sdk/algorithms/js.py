@@ -1,5 +1,5 @@
 """Token relevance: Jensen-Shannon distance between two next-token distributions. Source: spec §4,
-seed 003 ("JS compares full vocabulary distributions, not just the sampled token probability").
+the paper ("JS compares full vocabulary distributions, not just the sampled token probability").
 
 For each completion position t, ``p = p_t^{all}`` (behavior policy under ``P_all``) and ``m = p_t^{\\k}``
 (under ``P_\\k``) are full-vocabulary distributions and

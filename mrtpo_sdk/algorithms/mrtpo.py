@@ -1,5 +1,5 @@
 """MRTPO per-token advantages: weights -> redistribution -> second-moment cap -> batch normalization.
-Source: spec §5, seed 003 (core equations and Appendix D).
+Source: spec §5, the paper's core equations and Appendix D (docs/algorithm.md).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class MRTPOStats:
 def mrtpo_token_advantages(advantages: Tensor, q: Tensor, mask: Tensor, replayed: Tensor, beta_n: float,
                            eps: float = 1e-4,
                            all_reduce: Callable[[Tensor], Tensor] | None = None) -> tuple[Tensor, MRTPOStats]:
-    """Per-token MRTPO advantages ``A_{i,t}``. Source: spec §5, seed 003 Appendix D.
+    """Per-token MRTPO advantages ``A_{i,t}``. Source: spec §5, the paper's Appendix D (docs/algorithm.md).
 
     Steps: ``w = token_weights(q, mask, replayed, beta_n)``; ``S, U, D = redistribute(advantages, w, mask)``;
     ``s = second_moment_cap(U, D, mask)``; ``Stilde = U + s D``; ``A = Stilde / (std_batch(Stilde) + eps)``.

@@ -1,5 +1,5 @@
 """Mean-preserving redistribution of response credit over tokens, its second-moment cap, and the final batch
-token normalization. Source: spec §5, seed 003 Appendix D.
+token normalization. Source: spec §5, the paper's Appendix D (docs/algorithm.md).
 
     U_i          = sum_k A_{i,k}
     S_{i,t}      = sum_k A_{i,k} w_{k,t}
@@ -109,7 +109,7 @@ def _cap_terms(u: Tensor, d: Tensor, mask: Tensor, all_reduce: AllReduce | None)
 
 def second_moment_cap(U: Tensor, D: Tensor, mask: Tensor,
                       all_reduce: Callable[[Tensor], Tensor] | None = None) -> Tensor:
-    """Cap factor of the redistribution. Source: spec §5, seed 003 Appendix D.
+    """Cap factor of the redistribution. Source: spec §5, the paper's Appendix D (docs/algorithm.md).
 
     ``s = min(1, sqrt(sum_j T_j U_j^2 / sum_{j,t} D_{j,t}^2))`` with the sums over the valid tokens of the batch
     (``T_j`` = valid tokens of response j). ``s = 1`` if ``sum D^2 == 0``. This is one scalar that rescales the
@@ -155,7 +155,7 @@ def _normalize(s_tilde: Tensor, mask: Tensor, eps: float, all_reduce: AllReduce 
 
 def normalize_token_advantages(S_tilde: Tensor, mask: Tensor, eps: float = 1e-4,
                                all_reduce: Callable[[Tensor], Tensor] | None = None) -> Tensor:
-    """Final per-token advantages ``A_{i,t} = Stilde_{i,t} / (std + eps)``. Source: spec §5, seed 003
+    """Final per-token advantages ``A_{i,t} = Stilde_{i,t} / (std + eps)``. Source: spec §5, the paper's Appendix D
     ("Normalize by batch standard deviation over valid tokens after capping").
 
     ``std`` is the unbiased (Bessel) standard deviation of ``Stilde`` over all valid tokens of the batch (all

@@ -1,5 +1,5 @@
 """Replay weights: the smoothstep warm-up of ``beta_n`` and the per-token weights ``w_{k,t}``.
-Source: spec §5, seed 003 ("beta_n warms up with smoothstep", "Weight averages stay at 1 within each response").
+Source: spec §5, the paper ("beta_n warms up with smoothstep", "Weight averages stay at 1 within each response").
 
     qbar_k  = mean over the response's valid tokens of q_{k,t}
     w_{k,t} = (1 - beta_n) + beta_n * q_{k,t} / qbar_k
