@@ -162,3 +162,15 @@ def test_two_process_accelerate_launch(tmp_path):
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2]
     assert all("mrtpo/replayed_fraction" in r for r in rows)
+
+
+def test_a_new_run_clears_the_previous_runs_logs(tmp_path):
+    from types import SimpleNamespace
+
+    from mrtpo_sdk.trainer.callbacks import MetricsJSONLCallback
+
+    for name in ("metrics.jsonl", "samples.jsonl", "credit-step5.html", "credit-step10.html", "keep.txt"):
+        (tmp_path / name).write_text("old run")
+    MetricsJSONLCallback(tmp_path).on_train_begin(None, SimpleNamespace(is_world_process_zero=True), None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "metrics.jsonl"]
+    assert (tmp_path / "metrics.jsonl").read_text() == ""

@@ -37,7 +37,10 @@ class MetricsJSONLCallback(TrainerCallback):
         if state.is_world_process_zero:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("", encoding="utf-8")
-            (self.path.parent / "samples.jsonl").unlink(missing_ok=True)  # a new run starts a new sample log
+            # A new run in the same folder starts new sample logs (old ones would mix with this run's).
+            (self.path.parent / "samples.jsonl").unlink(missing_ok=True)
+            for page in self.path.parent.glob("credit-step*.html"):
+                page.unlink()
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
