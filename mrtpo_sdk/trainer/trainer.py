@@ -85,7 +85,6 @@ class MRTPOTrainer(GRPOTrainer):
         args.reward_weights = task.weights
         self._pending: dict[str, Any] = {}
         self._timings: dict[str, float] = defaultdict(float)
-        self._unscorable_total = 0
         reward_funcs = [self._reward_function(k) for k in range(len(task.verifiers))]
         super().__init__(
             model=model,
@@ -153,7 +152,6 @@ class MRTPOTrainer(GRPOTrainer):
         if bool(unscorable.any()):
             rows = unscorable[local].nonzero().flatten().tolist()
             ids = [example_id(self._pending["examples"][r]) for r in rows]
-            self._unscorable_total += int(unscorable.sum())
             logger.warning(
                 "every verifier abstained (returned None) for %d completion(s) (examples %s); they get advantage 0",
                 int(unscorable.sum()),
