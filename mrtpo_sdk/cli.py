@@ -68,6 +68,13 @@ class TrainScriptArguments:
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
+    save_policy: bool = field(
+        default=True,
+        metadata={
+            "help": "Save the final policy (model + tokenizer) to OUTPUT_DIR/policy, loadable by --model and "
+            "from_pretrained."
+        },
+    )
 
 
 def _error(message: str) -> int:
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("new", help="scaffold a task file, data and test from a template", add_help=False)
     sub.add_parser("check", help="do the reference completions earn full reward? (verifier table)", add_help=False)
     sub.add_parser("explain", help="where each reward's credit lands on one completion (HTML, PNG)", add_help=False)
+    sub.add_parser("compare", help="compare algos over seeds (runs, or train the matrix of a task)", add_help=False)
+    sub.add_parser("eval", help="score a policy on a task's held-out split (table, eval.json)", add_help=False)
     if not argv or argv[0] in ("-h", "--help", "--version"):
         parser.parse_args(argv or ["--help"])
         return 0
@@ -110,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
             from .authoring import cli as authoring
 
             return getattr(authoring, f"{command}_command")(rest)
+        if command == "compare":  # lazy: comparing run folders never imports torch
+            from .compare.cli import compare_command
+
+            return compare_command(rest)
+        if command == "eval":
+            from .evaluation.cli import eval_command
+
+            return eval_command(rest)
         parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
         return 2
     except MRTPOError as exc:
@@ -153,6 +170,14 @@ def train_command(rest: list[str]) -> int:
 
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    if task.eval_split is not None:
+        # Held-out evaluation before training, every quarter of the run and after the last step (TrainingArguments
+        # reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
+        preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
+    if any(a == "--eval_steps" or a.startswith("--eval_steps=") for a in rest) and not any(
+        a == "--eval_strategy" or a.startswith("--eval_strategy=") for a in rest
+    ):
+        preset["eval_strategy"] = "steps"  # --eval_steps alone would otherwise be ignored (TRL's default is "no")
     hf_parser.set_defaults(**preset)
     flags = [a for a in rest if a != known.task]
     import yaml
@@ -165,7 +190,7 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
-    return run_training(task, script_args, config)
+    return run_training(task, script_args, config, task_file=known.task)
 
 
 def _train_parser(config_class):
@@ -204,8 +229,9 @@ def _explain_parse_error(message: str, parser) -> str:
     return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
 
 
-def run_training(task, script_args: TrainScriptArguments, config) -> int:
+def run_training(task, script_args: TrainScriptArguments, config, task_file: str | None = None) -> int:
     from .policy.for_task import task_policy
+    from .policy.pretrained import POLICY_SUBDIR
     from .trainer import MRTPOTrainer
     from .trainer.callbacks import RichProgressCallback, read_metrics
 
@@ -221,11 +247,17 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
             rebuild=script_args.rebuild_policy,
             log=lambda msg: print(msg, flush=True),
         )
-        print(f"policy: embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
-              f"parameters) from {path}", flush=True)
+        policy_label = (
+            f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
+            f"from {path}"
+        )
     else:
+        from .policy.pretrained import resolve_model
+
+        model = resolve_model(model)  # a run folder of `train` -> its saved policy/
         _check_model(model)
-        print(f"policy: {model}", flush=True)
+        policy_label = str(model)
+    print(f"policy: {policy_label}", flush=True)
     print(
         f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
         f"algo: {config.algo}; steps: {config.max_steps}; output: {config.output_dir}",
@@ -236,29 +268,77 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
         model,
         config,
         examples=examples,
+        data=script_args.data,
         processing_class=tokenizer,
         callbacks=[RichProgressCallback(task.verifier_names)],
     )
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # the progress bar shows the rewards; metrics.jsonl has every log
+    out = Path(config.output_dir)
+    run_info = {
+        "task": task.name,
+        "task_file": str(task_file) if task_file else None,
+        "algo": config.algo,
+        "seed": config.seed,
+        "max_steps": config.max_steps,
+        "global_step": 0,
+        "finished": False,
+        "reward_names": task.verifier_names,
+        "policy": policy_label,
+        "policy_dir": None,
+        "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
+        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
+    }
+    if trainer.accelerator.is_main_process:
+        _write_run_info(out, run_info)
     start = time.perf_counter()
     trainer.train()
     elapsed = time.perf_counter() - start
-    out = Path(config.output_dir)
+    policy_dir = out / POLICY_SUBDIR
+    if script_args.save_policy:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Writing model shards" beside our own progress lines
+        trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
+        hf_logging.enable_progress_bar()
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
-        print(f"trained {config.max_steps} steps in {elapsed:.0f} s")
-        window = max(1, min(10, len(rows) // 2))
+        train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
+        eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
+        run_info.update(
+            global_step=trainer.state.global_step,
+            finished=trainer.state.global_step >= config.max_steps,
+            elapsed_s=round(elapsed, 2),
+            policy_dir=str(policy_dir) if script_args.save_policy else None,
+            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")} if eval_rows else None,
+            eval_after={k[5:]: v for k, v in eval_rows[-1].items() if k.startswith("eval/")}
+            if len(eval_rows) > 1
+            else None,
+            headline_metrics=list(trainer.last_eval_report.headline_names) if trainer.last_eval_report else [],
+        )
+        _write_run_info(out, run_info)
+        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s")
+        window = max(1, min(10, len(train_rows) // 2))
         print(f"mean reward, first {window} -> last {window} steps:")
         for name in task.verifier_names:
             key = f"rewards/{name}/mean"
-            vals = [r[key] for r in rows if r.get(key) is not None]
+            vals = [r[key] for r in train_rows if r.get(key) is not None]
             if vals:
                 first, last = vals[:window], vals[-window:]
                 print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
             else:
                 print(f"  {name}: never applied (the verifier returned None for every completion)")
+        if len(eval_rows) > 1:
+            before, after = eval_rows[0], eval_rows[-1]
+            n = len(trainer.eval_examples or [])
+            print(f"dev ({task.eval_split}, {n} examples, greedy), step {before['step']} -> step {after['step']}:")
+            headline = run_info["headline_metrics"]
+            for key in [*headline, *task.verifier_names, "all_rewards"]:
+                b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")
+                if b is not None and a is not None:
+                    mark = "**" if key in headline else "  "
+                    print(f"  {mark}{key}: {b:.3f} -> {a:.3f}")
         print(f"metrics: {out / 'metrics.jsonl'}")
         if (out / "rewards.png").exists():
             print(f"curves:  {out / 'rewards.png'}")
@@ -267,7 +347,31 @@ def run_training(task, script_args: TrainScriptArguments, config) -> int:
         pages = sorted(out.glob("credit-step*.html"))
         if pages:
             print(f"credit:  {len(pages)} pages, e.g. {pages[-1]}")
+        if script_args.save_policy:
+            print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
+        else:
+            print("policy:  not saved (--save_policy false)")
     return 0
+
+
+def _jsonable(v: Any) -> Any:
+    import json
+
+    try:
+        json.dumps(v)
+        return v
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _write_run_info(out: Path, info: dict[str, Any]) -> None:
+    """``OUTPUT_DIR/run.json``: what was run (task, algo, seed, every setting) and, at the end, how it went."""
+    import json
+
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "run.json.tmp"
+    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / "run.json")
 
 
 def _check_model(model: str) -> None:

@@ -71,6 +71,11 @@ class Task:
         prompt_without: for ``"in-prompt"``: ``fn(example, verifier_name) -> prompt`` without that constraint.
         block_separator: text placed between the prompt and each appended block.
         description: one line shown by the CLI.
+        eval_split: the held-out split that ``mrtpo-sdk eval`` and evaluation during training use (``None``: the
+            task has none, so training does not evaluate).
+        metrics: ``fn(records) -> {name: value}``: the task's headline metrics (e.g. SQL ``execution_accuracy``)
+            over a list of :class:`mrtpo_sdk.evaluation.EvalRecord` (each has ``.example``, ``.completion`` and
+            ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
@@ -85,6 +90,8 @@ class Task:
     prompt_without: Callable[[Any, str], Prompt] | None = None
     block_separator: str = "\n\n"
     description: str = ""
+    eval_split: str | None = "dev"
+    metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -112,6 +119,10 @@ class Task:
                 f"{where}: block_placement='in-prompt' needs prompt_without(example, verifier_name) that rebuilds "
                 f"the prompt without that constraint"
             )
+        if self.metrics is not None and not callable(self.metrics):
+            raise MRTPOError(f"{where}: metrics must be a function records -> {{name: value}}")
+        if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
+            raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         if not (callable(self.examples) or isinstance(self.examples, Sequence)):
             raise MRTPOError(f"{where}: examples must be a list of examples or a function fn(split, data=None)")
 

@@ -19,6 +19,7 @@ See ``docs/bfcl.md``.
 from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
+from mrtpo_sdk.evaluation import bfcl_ast_accuracy
 from mrtpo_sdk.toolcall import (
     CATEGORIES,
     FORMAT_RULE,
@@ -95,4 +96,6 @@ task = Task(
     prompt=prompt,
     verifiers=[tool_format, function_choice, arguments],
     reference=reference,
+    metrics=bfcl_ast_accuracy(),
+    eval_split="test",
 )

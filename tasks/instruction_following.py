@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from mrtpo_sdk import MRTPOError, Task
+from mrtpo_sdk.evaluation import ifeval_accuracy
 from mrtpo_sdk.instructions import (
     constraint_verifiers,
     load_examples_jsonl,
@@ -56,4 +57,6 @@ task = Task(
     reference=reference,
     block_placement="in-prompt",
     prompt_without=prompt_without,
+    metrics=ifeval_accuracy(),
+    eval_split="validation",
 )

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
+from mrtpo_sdk.evaluation import execution_accuracy
 from mrtpo_sdk.sql import SQLDataError, execute_sql, extract_sql, gold_is_ordered, load_spider, results_match
 
 DATA = Path(__file__).parent / "data" / "sql"
@@ -81,4 +82,5 @@ task = Task(
     prompt=prompt,
     verifiers=[sql_format, executes, result_match],
     reference=reference,
+    metrics=execution_accuracy("result_match"),
 )

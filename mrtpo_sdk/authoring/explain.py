@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import MRTPOError
 from ..task import Task, example_id
+from ..prompting import encode_prompt
 from .concentration import token_share_for_mass
 
 __all__ = ["Explanation", "RewardRow", "encode_prompt", "explain", "render_html", "render_png"]
@@ -99,17 +100,6 @@ class Explanation:
                 for r in self.rows
             },
         }
-
-
-def encode_prompt(tokenizer: Any, prompt: Any) -> list[int]:
-    """Token ids of a rollout/replay prompt as sampling sees it: chat messages through the chat template with the
-    generation prompt, plain text through the tokenizer."""
-    if isinstance(prompt, str):
-        return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-    out = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
-    if isinstance(out, dict) or hasattr(out, "keys"):
-        out = out["input_ids"]
-    return list(out)
 
 
 def explain(

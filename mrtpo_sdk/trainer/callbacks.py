@@ -9,7 +9,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-__all__ = ["MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
+__all__ = ["EvaluateAtEndCallback", "MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
@@ -45,7 +45,7 @@ class MetricsJSONLCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
-        if not any(k.startswith("rewards/") for k in logs):
+        if not any(k.startswith(("rewards/", "eval/")) for k in logs):
             return  # the final train summary (train_runtime, ...) is not a step row
         row = {"step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
         with self.path.open("a", encoding="utf-8") as f:
@@ -56,6 +56,15 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+class EvaluateAtEndCallback(TrainerCallback):
+    """Evaluates after the last step too, whatever ``eval_steps`` is (the "after" of before -> after)."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.max_steps and state.global_step >= state.max_steps:
+            control.should_evaluate = True
+        return control
 
 
 class RewardPlotCallback(TrainerCallback):
@@ -74,23 +83,45 @@ class RewardPlotCallback(TrainerCallback):
 
 
 def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path) -> Path:
-    """Plot ``rewards/<name>/mean`` of each reward vs ``step`` into ``path`` (PNG)."""
+    """Plot ``rewards/<name>/mean`` of each reward vs ``step`` into ``path`` (PNG); evaluation rows add the dev
+    value of each reward (``eval/<name>``, squares) and one panel of the other ``eval/`` metrics (the task's
+    headline metrics and ``all_rewards``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(reward_names), figsize=(4 * len(reward_names), 3.2), squeeze=False)
+    skip = {"eval/seconds", "eval/completion_length"}
+    extra = sorted(
+        {k for r in rows for k in r if k.startswith("eval/") and k[5:] not in reward_names and k not in skip}
+    )
+    extra = [k for k in extra if "@" not in k][:6]
+    panels = len(reward_names) + (1 if extra else 0)
+    fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 3.2), squeeze=False)
     for ax, name in zip(axes[0], reward_names):
         key = f"rewards/{name}/mean"
         pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label="train")
+        dev = [(r["step"], r[f"eval/{name}"]) for r in rows if r.get(f"eval/{name}") is not None]
+        if dev:
+            ax.plot([p[0] for p in dev], [p[1] for p in dev], marker="s", linestyle="--", color="black", label="dev")
+            ax.legend(fontsize=7)
         ax.set_title(name)
         ax.set_xlabel("step")
         ax.set_ylabel("mean reward")
         ax.set_ylim(-0.05, 1.05)
         ax.grid(alpha=0.3)
+    if extra:
+        ax = axes[0][-1]
+        for key in extra:
+            pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", linestyle="--", label=key[5:])
+        ax.set_title("dev metrics")
+        ax.set_xlabel("step")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -41,6 +41,14 @@ class MRTPOConfig(GRPOConfig):
             replayed completion's tokens shaded by ``q_{k,t}``, see :mod:`mrtpo_sdk.trainer.credit`) (0 = never).
         num_samples_to_log (`int`, defaults to 2): completions written each time.
         plot_rewards (`bool`, defaults to True): write ``rewards.png`` (each reward vs step) at the end.
+
+    Evaluation (TRL's ``eval_strategy`` / ``eval_steps`` / ``eval_on_start`` decide when; the task's ``eval_split``
+    is the data):
+        eval_max_examples (`int`, defaults to 100): score at most this many held-out examples per evaluation
+            (the first ones), so an evaluation costs a bounded time.
+        ``num_generations_eval`` (TRL's field) is the number of completions per example: ``None`` or 1 = greedy
+            (MRTPO's default; TRL's would be ``num_generations``), k > 1 = sampled at ``temperature`` with pass@k.
+        ``per_device_eval_batch_size`` is the number of sequences per ``generate`` call of an evaluation.
     """
 
     algo: str = field(default="mrtpo", metadata={"help": "Advantage estimator: 'mrtpo', 'gdpo' or 'grpo'."})
@@ -65,6 +73,10 @@ class MRTPOConfig(GRPOConfig):
     )
     num_samples_to_log: int = field(default=2, metadata={"help": "Completions written to samples.jsonl each time."})
     plot_rewards: bool = field(default=True, metadata={"help": "Write rewards.png (each reward vs step) at the end."})
+    eval_max_examples: int = field(
+        default=100,
+        metadata={"help": "Held-out examples scored per evaluation at most (the first ones of the task's eval_split)."},
+    )
 
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
@@ -77,6 +89,11 @@ class MRTPOConfig(GRPOConfig):
             raise ValueError("reward_std_floor must be >= 0 and advantage_eps > 0")
         if self.js_chunk_size < 1 or self.replay_batch_size < 1:
             raise ValueError("js_chunk_size and replay_batch_size must be >= 1")
+        if self.eval_max_examples < 1:
+            raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
+        # Evaluation is greedy unless asked otherwise (TRL's None would mean num_generations samples per prompt).
+        if self.num_generations_eval is None:
+            self.num_generations_eval = 1
         # A multi-process launch (torchrun / `accelerate launch --multi_gpu`) on a machine without CUDA: run the
         # processes on the CPU with the gloo backend (accelerate's MULTI_CPU) instead of one unconnected process each.
         if not self.use_cpu and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available():

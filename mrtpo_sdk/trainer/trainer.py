@@ -36,7 +36,7 @@ from ..algorithms import (
 from ..errors import MRTPOError
 from ..replay import replay_relevance
 from ..task import Task, example_id
-from .callbacks import MetricsJSONLCallback, RewardPlotCallback
+from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
 from .config import MRTPOConfig
 from .credit import log_credit
 
@@ -59,6 +59,8 @@ class MRTPOTrainer(GRPOTrainer):
         args: an :class:`MRTPOConfig`.
         examples: the training examples (default: ``task.load_examples("train", data)``).
         data: the user's ``--data`` path, passed to the task's examples function.
+        eval_examples: held-out examples for :meth:`evaluate` (default, when ``args.eval_strategy`` is not
+            ``"no"``: the first ``args.eval_max_examples`` of ``task.load_examples(task.eval_split, data)``).
         processing_class, callbacks, peft_config: as for ``GRPOTrainer``.
 
     Raises:
@@ -76,6 +78,7 @@ class MRTPOTrainer(GRPOTrainer):
         processing_class: Any = None,
         callbacks: list | None = None,
         peft_config: Any = None,
+        eval_examples: list[Any] | None = None,
     ) -> None:
         if not isinstance(args, MRTPOConfig):
             raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
@@ -86,11 +89,21 @@ class MRTPOTrainer(GRPOTrainer):
         self._pending: dict[str, Any] = {}
         self._timings: dict[str, float] = defaultdict(float)
         reward_funcs = [self._reward_function(k) for k in range(len(task.verifiers))]
+        evaluating = str(getattr(args.eval_strategy, "value", args.eval_strategy)) != "no"
+        if eval_examples is None and evaluating:
+            if task.eval_split is None:
+                raise MRTPOError(
+                    f"eval_strategy={args.eval_strategy!r} but task {task.name!r} declares no eval_split; set "
+                    f"Task(eval_split=...), pass eval_examples=..., or use eval_strategy='no'"
+                )
+            eval_examples = task.load_examples(task.eval_split, data)
+        self.eval_examples = list(eval_examples)[: args.eval_max_examples] if eval_examples is not None else None
         super().__init__(
             model=model,
             reward_funcs=reward_funcs,
             args=args,
             train_dataset=task_dataset(task, examples),
+            eval_dataset=task_dataset(task, self.eval_examples) if self.eval_examples else None,
             processing_class=processing_class,
             callbacks=callbacks,
             peft_config=peft_config,
@@ -98,6 +111,54 @@ class MRTPOTrainer(GRPOTrainer):
         self.add_callback(MetricsJSONLCallback(Path(args.output_dir)))
         if args.plot_rewards:
             self.add_callback(RewardPlotCallback(Path(args.output_dir), task.verifier_names))
+        if self.eval_examples:
+            self.add_callback(EvaluateAtEndCallback())
+        self.last_eval_report = None
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
+        """Greedy (or ``num_generations_eval``-sampled) evaluation of the current policy on the held-out examples
+        with :func:`mrtpo_sdk.evaluation.evaluate_policy`; logs ``eval/<reward>``, ``eval/all_rewards`` and
+        ``eval/<headline metric>`` (one ``metrics.jsonl`` row at the current step) and returns them.
+
+        Replaces TRL's evaluation loop (which samples groups and computes the loss): a policy is judged here by
+        what it answers, with the same prompt encoding (TRL's ``_tokenize_prompts``) as sampling.
+        ``eval_dataset`` other than the trainer's own is refused (pass ``eval_examples`` to the constructor).
+        """
+        from ..evaluation import evaluate_policy
+
+        if eval_dataset is not None and eval_dataset is not self.eval_dataset:
+            raise MRTPOError("MRTPOTrainer.evaluate() scores the trainer's eval_examples; pass them to the constructor")
+        if not self.eval_examples:
+            raise MRTPOError(f"no held-out examples: task {self.task.name!r} has no eval_split and none were passed")
+        metrics: dict[str, float] = {}
+        if self.accelerator.is_main_process:
+            model = self.accelerator.unwrap_model(self.model)
+            was_training = self.model.training
+            self.model.eval()  # TRL's log() then merges (empty) eval metrics, never the step's train metrics
+            try:
+                k = self.args.num_generations_eval or 1
+                report = evaluate_policy(
+                    self.task,
+                    model,
+                    self.processing_class,
+                    self.eval_examples,
+                    split=self.task.eval_split or "eval",
+                    num_generations=k,
+                    temperature=self.temperature,
+                    top_p=self.top_p,
+                    max_completion_length=self.max_completion_length,
+                    batch_size=self.args.per_device_eval_batch_size,
+                    encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
+                )
+                self.last_eval_report = report
+                metrics = {f"{metric_key_prefix}/{k}": v for k, v in report.metrics.items() if v is not None}
+                metrics[f"{metric_key_prefix}/seconds"] = report.seconds
+                self.log(dict(metrics))
+            finally:
+                self.model.train(was_training)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
 
     # ------------------------------------------------------------------ rewards and blocks
     def _reward_function(self, k: int):

@@ -1,0 +1,238 @@
+"""``mrtpo-sdk compare``: argument parsing and the two forms (imported lazily by ``mrtpo_sdk.cli``).
+
+``mrtpo-sdk compare RUN_DIR [RUN_DIR ...] [--output_dir D] [--threshold 0.8] [--smooth 3]`` compares finished runs;
+``mrtpo-sdk compare TASK_FILE[@name] [--algos mrtpo,gdpo,grpo] [--seeds 1,2,3] [--output_dir D] [train flags]``
+first trains the matrix (:mod:`mrtpo_sdk.compare.matrix`), then compares it. An argument ending in ``.py`` (or
+``.py@name``) is a task file; any other is a run folder. The inputs come first; every option that is not one of
+compare's own is passed to ``mrtpo-sdk train`` (task form only).
+
+Comparing run folders never imports torch; only a folder without ``run.json`` (whose algo is read from its name)
+and the task form load the trainer's list of algorithms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import MRTPOError
+
+__all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
+
+_OWN_OPTIONS = ("--algos", "--seeds", "--output_dir", "--threshold", "--smooth")
+_DEFAULT_SEEDS = "1,2,3"
+
+
+def valid_algorithms() -> tuple[str, ...]:
+    """The algorithms ``mrtpo-sdk train --algo`` accepts (imports the trainer: torch)."""
+    from ..trainer.config import ALGORITHMS
+
+    return tuple(ALGORITHMS)
+
+
+def is_task_spec(arg: str) -> bool:
+    """``tasks/sql.py`` and ``tasks/sql.py@name`` are task files; anything else is a run folder."""
+    return arg.endswith(".py") or ".py@" in arg
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one `error:` line, exit 2 (through mrtpo_sdk.cli.main)
+        raise MRTPOError(f"compare: {message} (usage: mrtpo-sdk compare --help)")
+
+
+def compare_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="mrtpo-sdk compare",
+        allow_abbrev=False,
+        description="Compare runs of several algorithms over seeds: steps to a reward threshold, area under the "
+        "reward curves, final train rewards, dev metrics with 95% t-intervals, time per step and the replay "
+        "overhead, MRTPO's paired wins per seed. Writes compare.json, compare.md and compare.png. Given a task "
+        "file, it first trains every algo x seed (reusing finished runs). See docs/compare.md.",
+        epilog="Inputs come first; in the task form every other option is passed to `mrtpo-sdk train` "
+        "(e.g. --max_steps 50 --model ID). Exit status: 0 done, 2 a usage error or a failed training run.",
+    )
+    p.add_argument("inputs", nargs="*", metavar="RUN_DIR|TASK_FILE", help="run folders, or one task file")
+    p.add_argument("--algos", metavar="A,B", help="task form: comma-separated algorithms (default: all)")
+    p.add_argument(
+        "--seeds", metavar="N,M", help=f"task form: comma-separated integer seeds (default {_DEFAULT_SEEDS})"
+    )
+    p.add_argument(
+        "--output_dir",
+        metavar="DIR",
+        help="where to write the report (default: the runs' common parent folder, else ./compare) and, in the task "
+        "form, the runs (default: runs/compare-<task>)",
+    )
+    p.add_argument("--threshold", type=float, default=0.8, help="reward threshold for steps-to-threshold (0.8)")
+    p.add_argument("--smooth", type=int, default=3, help="trailing moving-average window in logged steps (3)")
+    return p
+
+
+def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split into (compare's own arguments, flags for train): compare's options are taken wherever they are; the
+    positional inputs are the arguments before the first other option; everything from there on goes to train."""
+    own: list[str] = []
+    train: list[str] = []
+    i = 0
+    passing = False
+    argv = list(argv)
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        if name in _OWN_OPTIONS:
+            own.append(arg)
+            if "=" not in arg and i + 1 < len(argv):
+                own.append(argv[i + 1])
+                i += 1
+        elif arg in ("-h", "--help"):
+            own.append(arg)
+        elif passing or (arg.startswith("-") and len(arg) > 1):
+            passing = True
+            train.append(arg)
+        else:
+            own.append(arg)
+        i += 1
+    return own, train
+
+
+def _csv(value: str, flag: str) -> list[str]:
+    items = [v.strip() for v in value.split(",")]
+    if not any(items) or not all(items):
+        raise MRTPOError(f"{flag}: expected a comma-separated list, got {value!r}")
+    dupes = sorted({v for v in items if items.count(v) > 1})
+    if dupes:
+        raise MRTPOError(f"{flag}: {', '.join(dupes)} given more than once")
+    return items
+
+
+def parse_algos(value: str | None) -> list[str]:
+    valid = valid_algorithms()
+    if value is None:
+        return list(valid)
+    algos = _csv(value, "--algos")
+    unknown = [a for a in algos if a not in valid]
+    if unknown:
+        raise MRTPOError(f"--algos: unknown algorithm {', '.join(map(repr, unknown))} (valid: {', '.join(valid)})")
+    return algos
+
+
+def parse_seeds(value: str | None) -> list[int]:
+    items = _csv(value if value is not None else _DEFAULT_SEEDS, "--seeds")
+    seeds = []
+    for item in items:
+        try:
+            seeds.append(int(item))
+        except ValueError:
+            raise MRTPOError(f"--seeds: {item!r} is not an integer") from None
+    if len(set(seeds)) != len(seeds):
+        raise MRTPOError(f"--seeds: a seed is given more than once ({value})")
+    return seeds
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working folder when it lies under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def default_report_dir(run_dirs: Sequence[Path]) -> Path:
+    """The runs' common parent folder; ``compare`` (in the working folder) when they share only the root."""
+    parents = [str(Path(p).resolve().parent) for p in run_dirs]
+    try:
+        common = Path(os.path.commonpath(parents))
+    except ValueError:  # different drives
+        return Path("compare")
+    return Path("compare") if common == Path(common.anchor) else _shown(common)
+
+
+def compare_command(argv: Sequence[str]) -> int:
+    """Run ``mrtpo-sdk compare``; a user mistake raises :class:`~mrtpo_sdk.errors.MRTPOError` (exit 2)."""
+    own, train_flags = split_argv(argv)
+    args = compare_parser().parse_args(own)
+    if not args.inputs:
+        raise MRTPOError(
+            "mrtpo-sdk compare needs run folders (`mrtpo-sdk compare runs/sql-mrtpo runs/sql-gdpo`) or one task "
+            "file (`mrtpo-sdk compare tasks/sql.py --seeds 1,2,3`), before any train flag"
+        )
+    if not math.isfinite(args.threshold):
+        raise MRTPOError(f"--threshold must be a finite number, got {args.threshold}")
+    if args.smooth < 1:
+        raise MRTPOError(f"--smooth must be a positive number of logged steps, got {args.smooth}")
+    tasks = [a for a in args.inputs if is_task_spec(a)]
+    if tasks:
+        if len(args.inputs) > 1:
+            others = [a for a in args.inputs if a != tasks[0]]
+            raise MRTPOError(
+                f"compare takes one task file or run folders, not both: {tasks[0]} with {', '.join(others)}"
+            )
+        return _compare_task(tasks[0], args, train_flags)
+    if train_flags:
+        raise MRTPOError(
+            f"unknown option {train_flags[0]} (options other than --output_dir, --threshold and --smooth are train "
+            f"flags and apply only with a TASK_FILE)"
+        )
+    if args.algos is not None or args.seeds is not None:
+        flag = "--algos" if args.algos is not None else "--seeds"
+        raise MRTPOError(f"{flag} applies only with a TASK_FILE; to compare some runs, name their folders")
+    return _compare_dirs([Path(a) for a in args.inputs], args)
+
+
+def _load_runs(run_dirs: Sequence[Path]):
+    from .stats import load_run
+
+    seen: dict[Path, Path] = {}
+    for p in run_dirs:
+        if not p.is_dir():
+            raise MRTPOError(f"{p}: no such run folder")
+        if not (p / "metrics.jsonl").is_file():
+            raise MRTPOError(f"{p}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
+        key = p.resolve()
+        if key in seen:
+            raise MRTPOError(f"{p}: given twice")
+        seen[key] = p
+    algorithms = valid_algorithms() if any(not (p / "run.json").is_file() for p in run_dirs) else ()
+    return [load_run(p, algorithms) for p in run_dirs]
+
+
+def _report(runs, args, output_dir: Path) -> int:
+    from .report import print_table, write_report
+    from .stats import compare_runs
+
+    report = compare_runs(runs, threshold=args.threshold, smooth=args.smooth)
+    paths = write_report(report, runs, output_dir)
+    print_table(report, paths)
+    return 0
+
+
+def _compare_dirs(run_dirs: list[Path], args) -> int:
+    runs = _load_runs(run_dirs)
+    output_dir = Path(args.output_dir) if args.output_dir else default_report_dir(run_dirs)
+    return _report(runs, args, output_dir)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _compare_task(spec: str, args, train_flags: list[str]) -> int:
+    for flag, instead in (("--algo", "--algos"), ("--seed", "--seeds")):
+        if any(f == flag or f.startswith(flag + "=") for f in train_flags):
+            raise MRTPOError(f"{flag} is set by compare for each run; use {instead}")
+    algos = parse_algos(args.algos)
+    seeds = parse_seeds(args.seeds)
+    from ..loader import load_task
+    from .matrix import run_matrix
+
+    task = load_task(spec)  # fails early, in one line, on a bad task file
+    output_dir = Path(args.output_dir) if args.output_dir else Path("runs") / f"compare-{task.name}"
+    print(
+        f"compare: {task.name}, {_n(len(algos), 'algo')} x {_n(len(seeds), 'seed')} = "
+        f"{_n(len(algos) * len(seeds), 'run')} in {output_dir}",
+        flush=True,
+    )
+    cells = run_matrix(spec, task.name, algos, seeds, output_dir, train_flags)
+    return _report(_load_runs([c.path for c in cells]), args, output_dir)

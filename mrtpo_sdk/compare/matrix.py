@@ -1,0 +1,152 @@
+"""The train matrix of ``mrtpo-sdk compare TASK_FILE``: every (seed, algo) pair trained in-process.
+
+For each seed, for each algo (in the order given), the run goes to ``OUTPUT_DIR/<algo>-seed<N>`` through
+``mrtpo_sdk.cli.train_command([task, "--algo", algo, "--seed", N, "--output_dir", folder, *train_flags])``. All
+algos of one seed start from the same initial policy (the embedded policy is built deterministically from
+``--seed``; with ``--model`` it is the same checkpoint) and see the same prompts in the same order (TRL's sampler is
+seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
+
+A folder whose ``run.json`` says ``finished: true`` for the same task, algo and seed (and the same ``max_steps`` when
+the train flags set ``--max_steps``) is reused, not retrained; any other run in the folder (unfinished, no
+``run.json``, other settings) is trained again, which the progress output says in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import MRTPOError
+
+__all__ = ["MatrixRun", "format_duration", "plan_matrix", "reuse_status", "run_matrix", "train_flag_value"]
+
+
+@dataclass
+class MatrixRun:
+    """One cell of the matrix: ``reuse`` tells whether its folder already holds the finished run; ``note`` is the
+    one-line reason (empty for a new folder)."""
+
+    algo: str
+    seed: int
+    path: Path
+    reuse: bool
+    note: str = ""
+
+
+def format_duration(seconds: float) -> str:
+    """``"42s"``, ``"6m12s"``, ``"1h02m"``."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def train_flag_value(flags: Sequence[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` in ``flags`` (the last one wins), else ``None``."""
+    value = None
+    opt = f"--{name}"
+    for i, flag in enumerate(flags):
+        if flag == opt and i + 1 < len(flags):
+            value = flags[i + 1]
+        elif flag.startswith(opt + "="):
+            value = flag[len(opt) + 1 :]
+    return value
+
+
+def reuse_status(path: Path, *, task: str, algo: str, seed: int, max_steps: int | None) -> tuple[bool, str]:
+    """Whether ``path`` already holds this finished run, and the one-line reason when it is (re)trained."""
+    run_json = path / "run.json"
+    if not path.exists() or not any(path.iterdir()):
+        return False, ""
+    if not run_json.is_file():
+        return False, "re-running: the folder has no run.json, so whether its run finished is unknown"
+    try:
+        info: dict[str, Any] = json.loads(run_json.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError):
+        return False, "re-running: its run.json is not readable"
+    if not isinstance(info, dict):
+        return False, "re-running: its run.json is not a JSON object"
+    seed_of = info.get("seed", (info.get("args") or {}).get("seed"))
+    if info.get("algo") != algo or seed_of != seed:
+        return False, f"re-running: the folder holds a run of {info.get('algo')} seed {seed_of}"
+    if info.get("task") not in (None, task):
+        return False, f"re-running: the folder holds a run of task {info.get('task')!r}"
+    if not info.get("finished"):
+        done = info.get("global_step")
+        of = info.get("max_steps")
+        at = f" (step {done} of {of})" if done is not None and of is not None else ""
+        return False, f"re-running: the folder holds an unfinished run{at}"
+    if max_steps is not None and info.get("max_steps") != max_steps:
+        return False, f"re-running: the folder holds a finished run of {info.get('max_steps')} steps, not {max_steps}"
+    if not (path / "metrics.jsonl").is_file():
+        return False, "re-running: the folder has no metrics.jsonl"
+    return True, f"finished run reused ({info.get('global_step', info.get('max_steps'))} steps)"
+
+
+def plan_matrix(
+    output_dir: Path, task: str, algos: Sequence[str], seeds: Sequence[int], max_steps: int | None
+) -> list[MatrixRun]:
+    """The matrix cells in training order: seeds outer, algos inner."""
+    cells = []
+    for seed in seeds:
+        for algo in algos:
+            path = Path(output_dir) / f"{algo}-seed{seed}"
+            reuse, note = reuse_status(path, task=task, algo=algo, seed=seed, max_steps=max_steps)
+            cells.append(MatrixRun(algo, seed, path, reuse, note))
+    return cells
+
+
+def run_matrix(
+    task_spec: str,
+    task: str,
+    algos: Sequence[str],
+    seeds: Sequence[int],
+    output_dir: str | Path,
+    train_flags: Sequence[str] = (),
+    *,
+    log: Callable[[str], None] = lambda line: print(line, flush=True),
+    clock: Callable[[], float] = time.monotonic,
+) -> list[MatrixRun]:
+    """Train (or reuse) every cell; return the cells in order. A training that fails stops the matrix with an error
+    naming the run (the finished runs before it are reused by the next call)."""
+    from .. import cli  # looked up at call time: tests replace cli.train_command
+
+    output_dir = Path(output_dir)
+    raw_steps = train_flag_value(train_flags, "max_steps")
+    try:
+        max_steps = int(raw_steps) if raw_steps is not None else None
+    except ValueError:
+        max_steps = None  # train reports the bad value
+    cells = plan_matrix(output_dir, task, algos, seeds, max_steps)
+    start = clock()
+    durations: list[float] = []
+    to_train = sum(not c.reuse for c in cells)
+    for i, cell in enumerate(cells, 1):
+        head = f"[{i}/{len(cells)}] {cell.algo} seed {cell.seed} -> {cell.path}"
+        if cell.reuse:
+            log(f"{head}: {cell.note}")
+            continue
+        timing = f"elapsed {format_duration(clock() - start)}"
+        if durations:
+            timing += f", ETA {format_duration(sum(durations) / len(durations) * (to_train - len(durations)))}"
+        log(f"{head} ({timing})")
+        if cell.note:
+            log(f"      {cell.note}")
+        began = clock()
+        argv = [task_spec, "--algo", cell.algo, "--seed", str(cell.seed), "--output_dir", str(cell.path), *train_flags]
+        try:
+            code = cli.train_command(argv)
+        except MRTPOError as exc:
+            raise MRTPOError(f"{cell.algo} seed {cell.seed} ({cell.path}): {exc}") from exc
+        if code != 0:
+            raise MRTPOError(
+                f"training {cell.algo} seed {cell.seed} ({cell.path}) stopped with exit status {code}; the runs "
+                f"finished before it are reused when compare is run again"
+            )
+        durations.append(clock() - began)
+    return cells

@@ -1,0 +1,250 @@
+"""Writing the comparison: ``compare.json`` (every number), ``compare.md`` (tables), ``compare.png`` (curves) and
+the compact terminal table. Input: the dict of :func:`mrtpo_sdk.compare.stats.compare_runs`."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .stats import TIME_PARTS, Run, curve
+
+__all__ = ["format_steps", "format_summary", "plot_comparison", "print_table", "render_markdown", "write_report"]
+
+
+def _num(v: float | None, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.{digits}f}"
+
+
+def format_summary(s: dict[str, Any], digits: int = 3) -> str:
+    """``"0.200 [-0.048, 0.448]"`` (mean and 95% t-interval), ``"0.200"`` for one seed, ``"–"`` for none."""
+    if not s or s.get("mean") is None:
+        return "–"
+    text = _num(s["mean"], digits)
+    if s.get("ci"):
+        lo, hi = s["ci"]
+        text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
+    return text
+
+
+def _step(v: float | None, last: int) -> str:
+    if v is None:
+        return f">{last}"
+    return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
+
+
+def format_steps(entry: dict[str, Any]) -> str:
+    """Steps to threshold over seeds: ``"12 (10–20)"`` (median, range), ``">100"`` when the median never reached;
+    a never-reached seed shows as ``">N"`` (N: the last logged step)."""
+    last = entry["last_step"]
+    text = _step(entry["median"], last)
+    if entry["n"] > 1 and entry["reached"]:
+        text += f" ({_step(entry['min'], last)}–{_step(entry['max'], last)})"
+    return text
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v:.1f}%"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """``compare.md``: one section per kind of number, one row per algo, then the paired comparisons."""
+    algos: dict[str, Any] = report["algos"]
+    rewards: list[str] = report["rewards"]
+    thr, smooth = report["threshold"], report["smooth"]
+    title = f"# Comparison{': ' + report['task'] if report.get('task') else ''} — " + ", ".join(
+        f"{a} ({len(s['runs'])} run{'s' if len(s['runs']) != 1 else ''})" for a, s in algos.items()
+    )
+    out = [title, ""]
+    out += [f"Intervals are 95% Student-t intervals over seeds (mean [lo, hi]); one seed shows the value alone.", ""]
+
+    out += [f"## Steps to threshold {thr:g}", ""]
+    out += [
+        f"First step at which the trailing mean of the last {smooth} logged values of `rewards/<r>/mean` reaches "
+        f"{thr:g}; median over seeds (range). `>N`: not reached by the last step N.",
+        "",
+    ]
+    out += _table(["algo", "seeds", *rewards], [
+        [a, str(len(s["runs"])), *(format_steps(s["steps_to_threshold"][r]) for r in rewards)]
+        for a, s in algos.items()
+    ])
+    out += ["", "Per seed:", ""]
+    rows = []
+    for a, s in algos.items():
+        labels = list(s["steps_to_threshold"][rewards[0]]["values"]) if rewards else []
+        for lab in labels:
+            rows.append([a, lab, *(
+                _step(s["steps_to_threshold"][r]["values"][lab], s["steps_to_threshold"][r]["last_step"])
+                for r in rewards
+            )])
+    out += _table(["algo", "run", *rewards], rows)
+
+    out += ["", "## Area under the reward curve", ""]
+    out += ["Trapezoid area under `rewards/<r>/mean` divided by the step span: the mean reward over the run.", ""]
+    out += _table(["algo", *rewards], [[a, *(format_summary(s["auc"][r]) for r in rewards)] for a, s in algos.items()])
+
+    out += ["", "## Final train reward", "", "Mean of the last 10 logged steps of each run.", ""]
+    out += _table(
+        ["algo", *rewards], [[a, *(format_summary(s["final_train"][r]) for r in rewards)] for a, s in algos.items()]
+    )
+
+    if report["dev_metrics"]:
+        out += ["", "## Dev metrics", ""]
+        out += [
+            "Held-out dev split, greedy decoding: the last evaluation row (final) and the row at step 0 (before).",
+            "",
+        ]
+        rows = []
+        for a, s in algos.items():
+            for k in report["dev_metrics"]:
+                name = k.removeprefix("eval/") + (" (headline)" if k == report["headline"] else "")
+                rows.append([a, name, format_summary(s["dev_initial"][k]), format_summary(s["dev_final"][k])])
+        out += _table(["algo", "metric", "before training", "final"], rows)
+
+    out += ["", "## Length and time per step", ""]
+    base = report.get("baseline")
+    out += [
+        "Mean completion length (tokens) and mean seconds per step by part; replay % = replay / step time"
+        + (f"; vs {base}: replay as % of {base}'s step time, and the step-time ratio." if base else "."),
+        "",
+    ]
+    header = ["algo", "length", *(f"{p} s" for p in TIME_PARTS), "step s", "replay %"]
+    if base:
+        header += [f"replay / {base} step", f"step / {base} step"]
+    rows = []
+    for a, s in algos.items():
+        t = s["time_per_step"]
+        row = [a, _num(s["completion_length"]["mean"], 1), *(_num(t[p], 2) for p in TIME_PARTS), _num(t["total"], 2)]
+        row.append(_pct(s["replay_overhead_pct"]))
+        if base:
+            ratio = s["step_time_vs_baseline"]
+            row += [_pct(s["replay_vs_baseline_step_pct"]), "–" if ratio is None else f"×{ratio:.2f}"]
+        rows.append(row)
+    out += _table(header, rows)
+
+    out += ["", "## MRTPO vs baselines, paired by seed", ""]
+    if report["paired"]:
+        out += [
+            "Steps to threshold: fewer wins, never reached loses to any reached step. Dev metrics: higher wins.",
+            "",
+        ]
+        for p in report["paired"]:
+            kind, _, name = p["metric"].partition("/")
+            what = f"steps to {thr:g} on {name}" if kind == "steps_to_threshold" else f"dev {name}"
+            per_seed = ", ".join(f"seed {s}: {o}" for s, o in p["seeds"].items())
+            out.append(f"- {what}: {p['summary']} ({per_seed})")
+    else:
+        out.append("No pairs: it needs an mrtpo run and another algo's run of the same seed.")
+    out += ["", "## Runs", ""]
+    out += _table(["algo", "seed", "last step", "finished", "folder"], [
+        [r["algo"], "–" if r["seed"] is None else str(r["seed"]), str(r["last_step"]),
+         {True: "yes", False: "no", None: "?"}[r["finished"]], f"`{r['path']}`"]
+        for r in report["runs"]
+    ])
+    return "\n".join(out) + "\n"
+
+
+def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> Path:
+    """``compare.png``: one panel per reward (train curve) and per ``eval/*`` metric; per algo the mean over seeds
+    with a min–max band; the threshold as a dashed line on the reward panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [(f"rewards/{r}/mean", f"train: {r}", True) for r in report["rewards"]]
+    panels += [(k, f"dev: {k.removeprefix('eval/')}", False) for k in report["dev_metrics"]]
+    ncols = min(4, max(1, len(panels)))
+    nrows = max(1, math.ceil(len(panels) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
+    colors = plt.get_cmap("tab10").colors
+    by_algo: dict[str, list[Run]] = {}
+    for run in runs:
+        by_algo.setdefault(run.algo, []).append(run)
+    for i, (key, title, is_reward) in enumerate(panels):
+        ax = axes[i // ncols][i % ncols]
+        for j, algo in enumerate(report["algos"]):
+            pts = curve(by_algo.get(algo, []), key)
+            if not pts:
+                continue
+            steps = [p[0] for p in pts]
+            color = colors[j % len(colors)]
+            marker = None if is_reward and len(pts) > 20 else "o"
+            ax.plot(steps, [p[1] for p in pts], color=color, marker=marker, markersize=3,
+                    label=f"{algo} (n={len(by_algo[algo])})")
+            if any(p[4] > 1 for p in pts):
+                ax.fill_between(steps, [p[2] for p in pts], [p[3] for p in pts], color=color, alpha=0.2, linewidth=0)
+        if is_reward:
+            ax.axhline(report["threshold"], color="grey", linestyle="--", linewidth=1,
+                       label=f"threshold {report['threshold']:g}")
+            ax.set_ylim(min(-0.05, report["threshold"] - 0.05), max(1.05, report["threshold"] + 0.05))
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize=8)
+    for k in range(len(panels), nrows * ncols):
+        axes[k // ncols][k % ncols].axis("off")
+    fig.suptitle(
+        f"{report.get('task') or 'runs'}: mean over seeds, band = min–max (train: rewards/<r>/mean; dev: eval/*)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def write_report(report: dict[str, Any], runs: Sequence[Run], output_dir: str | Path) -> dict[str, Path]:
+    """Write ``compare.json``, ``compare.md`` and ``compare.png`` into ``output_dir``; return their paths."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "compare.json", "md": out / "compare.md", "png": out / "compare.png"}
+    paths["json"].write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    paths["md"].write_text(render_markdown(report), encoding="utf-8")
+    plot_comparison(report, runs, paths["png"])
+    return paths
+
+
+def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) -> None:
+    """The compact terminal table: per algo the median steps to threshold of each reward, the final dev headline
+    metric with its interval and the replay overhead; then the paired summaries and the files written."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    headline = report.get("headline")
+    table = Table(title=f"steps to {report['threshold']:g} (median over seeds, smooth {report['smooth']})")
+    table.add_column("algo", style="bold")
+    table.add_column("runs", justify="right")
+    for r in report["rewards"]:
+        table.add_column(r, justify="right")
+    if headline:
+        table.add_column(f"dev {headline.removeprefix('eval/')}", justify="right")
+    table.add_column("replay %", justify="right")
+    for algo, s in report["algos"].items():
+        row = [algo, str(len(s["runs"]))]
+        row += [format_steps(s["steps_to_threshold"][r]) for r in report["rewards"]]
+        if headline:
+            row.append(format_summary(s["dev_final"].get(headline, {})))
+        row.append(_pct(s["replay_overhead_pct"]))
+        table.add_row(*row)
+    console.print(table)
+    for p in report["paired"]:
+        console.print(f"{p['metric']}: {p['summary']}", highlight=False)
+    for run in report["runs"]:
+        if run["finished"] is False:
+            console.print(f"note: {run['path']} is unfinished (last step {run['last_step']})", highlight=False)
+    for name, path in (paths or {}).items():
+        console.print(f"{name + ':':6}{path}", highlight=False, soft_wrap=True)

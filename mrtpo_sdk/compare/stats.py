@@ -1,0 +1,517 @@
+"""The numbers of ``mrtpo-sdk compare``: pure functions over the metric rows of finished runs (no torch import).
+
+A run is a folder written by ``mrtpo-sdk train``: ``metrics.jsonl`` (training rows with ``rewards/<r>/mean``,
+``time/*``, ``completions/mean_length``; evaluation rows with ``eval/<metric>``; a row may hold both kinds) and
+``run.json`` (task, algo, seed, reward and headline names, whether it finished). :func:`load_run` reads one;
+:func:`compare_runs` turns a list of them into the report that :mod:`mrtpo_sdk.compare.report` writes.
+
+Confidence intervals are Student-t 95% intervals over seeds, ``mean ± t_{0.975, n-1} · s / sqrt(n)`` with the
+sample standard deviation ``s`` (ddof 1). scipy is not a dependency of mrtpo-sdk, so the quantile comes from an exact
+table for 1..30 degrees of freedom (:data:`T_975`, computed to 6 decimals) and the normal 1.96 beyond; one seed gives
+no interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..errors import MRTPOError
+
+__all__ = [
+    "Run",
+    "T_975",
+    "NOT_DEV_METRICS",
+    "TIME_PARTS",
+    "area_under_curve",
+    "compare_runs",
+    "curve",
+    "eval_rows",
+    "final_eval",
+    "final_mean",
+    "infer_identity",
+    "initial_eval",
+    "load_run",
+    "paired_outcome",
+    "read_jsonl",
+    "series",
+    "steps_to_threshold",
+    "summarize",
+    "t_interval",
+    "t_quantile",
+    "time_per_step",
+]
+
+#: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond 30: 1.96).
+T_975: dict[int, float] = {
+    1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912, 7: 2.364624, 8: 2.306004,
+    9: 2.262157, 10: 2.228139, 11: 2.200985, 12: 2.178813, 13: 2.160369, 14: 2.144787, 15: 2.131450,
+    16: 2.119905, 17: 2.109816, 18: 2.100922, 19: 2.093024, 20: 2.085963, 21: 2.079614, 22: 2.073873,
+    23: 2.068658, 24: 2.063899, 25: 2.059539, 26: 2.055529, 27: 2.051831, 28: 2.048407, 29: 2.045230,
+    30: 2.042272,
+}
+
+#: The parts of a training step's wall time logged as ``time/<part>`` (seconds).
+TIME_PARTS = ("generation", "scoring", "replay", "update")
+
+#: Final train metric: the mean of this many last logged steps.
+FINAL_WINDOW = 10
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, one per non-empty line (a bad line is an error naming it)."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MRTPOError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise MRTPOError(f"{path}:{number}: not a JSON object")
+            rows.append(row)
+    return rows
+
+
+@dataclass
+class Run:
+    """One training run: its folder, identity and metric rows.
+
+    ``seed`` is ``None`` when neither ``run.json`` nor the folder name tells it (such a run is not paired);
+    ``task`` is ``None`` when unknown. ``info`` is the ``run.json`` object (``{}`` without one).
+    """
+
+    path: Path
+    algo: str
+    seed: int | None
+    task: str | None
+    rows: list[dict[str, Any]]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``"seed<N>"``, or the folder name when the seed is unknown."""
+        return f"seed{self.seed}" if self.seed is not None else self.path.name
+
+    @property
+    def reward_names(self) -> list[str]:
+        names = self.info.get("reward_names")
+        if isinstance(names, list) and names:
+            return [str(n) for n in names]
+        found: list[str] = []
+        for row in self.rows:
+            for key in row:
+                m = re.fullmatch(r"rewards/(.+)/mean", key)
+                if m and m.group(1) not in found:
+                    found.append(m.group(1))
+        return found
+
+    @property
+    def headline_metrics(self) -> list[str]:
+        names = self.info.get("headline_metrics")
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    @property
+    def finished(self) -> bool | None:
+        value = self.info.get("finished")
+        return bool(value) if value is not None else None
+
+    @property
+    def last_step(self) -> int | None:
+        steps = [r["step"] for r in self.rows if _is_number(r.get("step"))]
+        return int(max(steps)) if steps else None
+
+
+def infer_identity(name: str, algorithms: Sequence[str]) -> tuple[str | None, str, int | None] | None:
+    """``(task, algo, seed)`` from a folder name ``<algo>-seed<N>`` or ``<task>-<algo>``; ``None`` if neither.
+
+    >>> infer_identity("gdpo-seed2", ["mrtpo", "gdpo"])
+    (None, 'gdpo', 2)
+    >>> infer_identity("sql-mrtpo", ["mrtpo", "gdpo"])
+    ('sql', 'mrtpo', None)
+    """
+    m = re.fullmatch(r"(.+)-seed(\d+)", name)
+    if m and m.group(1) in algorithms:
+        return None, m.group(1), int(m.group(2))
+    task, sep, algo = name.rpartition("-")
+    if sep and task and algo in algorithms:
+        return task, algo, None
+    return None
+
+
+def load_run(path: str | Path, algorithms: Sequence[str] = ()) -> Run:
+    """Read a run folder: ``metrics.jsonl`` and, if present, ``run.json``.
+
+    Without ``run.json`` the algo (and seed) come from the folder name (:func:`infer_identity`, with
+    ``algorithms`` the valid algo names); a folder whose name tells neither is an error naming it.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise MRTPOError(f"{path}: no such run folder")
+    metrics = path / "metrics.jsonl"
+    if not metrics.is_file():
+        raise MRTPOError(f"{path}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
+    rows = read_jsonl(metrics)
+    info: dict[str, Any] = {}
+    run_json = path / "run.json"
+    if run_json.is_file():
+        try:
+            info = json.loads(run_json.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise MRTPOError(f"{run_json}: not valid JSON ({exc.msg})") from None
+        if not isinstance(info, dict):
+            raise MRTPOError(f"{run_json}: not a JSON object")
+    inferred = infer_identity(path.resolve().name, algorithms)
+    algo = info.get("algo") or (inferred[1] if inferred else None)
+    if not algo:
+        known = f" (algorithms: {', '.join(algorithms)})" if algorithms else ""
+        raise MRTPOError(
+            f"{path}: cannot tell the algorithm: no run.json, and the folder name is neither <task>-<algo> nor "
+            f"<algo>-seed<N>{known}"
+        )
+    seed = info.get("seed")
+    if seed is None:
+        seed = (info.get("args") or {}).get("seed")
+    if seed is None and inferred and info.get("algo") in (None, inferred[1]):
+        seed = inferred[2]
+    task = info.get("task") or (inferred[0] if inferred else None)
+    return Run(path=path, algo=str(algo), seed=None if seed is None else int(seed), task=task, rows=rows, info=info)
+
+
+# --------------------------------------------------------------------------------------------------- series
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def series(rows: Iterable[dict[str, Any]], key: str) -> list[tuple[int, float]]:
+    """``(step, value)`` of every row holding a finite number under ``key``, in step order (nulls are skipped)."""
+    pts = [(int(r["step"]), float(r[key])) for r in rows if _is_number(r.get(key)) and _is_number(r.get("step"))]
+    return sorted(pts, key=lambda p: p[0])
+
+
+def eval_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows holding at least one ``eval/`` key, in step order."""
+    found = [r for r in rows if any(k.startswith("eval/") for k in r) and _is_number(r.get("step"))]
+    return sorted(found, key=lambda r: r["step"])
+
+
+def _eval_values(row: dict[str, Any] | None) -> dict[str, float]:
+    if row is None:
+        return {}
+    return {k: float(v) for k, v in row.items() if k.startswith("eval/") and _is_number(v)}
+
+
+def final_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """``eval/*`` values of the last evaluation row (``{}`` when the run has none)."""
+    found = eval_rows(rows)
+    return _eval_values(found[-1] if found else None)
+
+
+def initial_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """``eval/*`` values of the evaluation row at step 0, before training (``{}`` when there is none)."""
+    return _eval_values(next((r for r in eval_rows(rows) if r["step"] == 0), None))
+
+
+def steps_to_threshold(points: Sequence[tuple[int, float]], threshold: float, smooth: int = 1) -> int | None:
+    """The first step at which the trailing mean of the last ``smooth`` logged values reaches ``threshold``.
+
+    Only full windows count: the first candidate is the ``smooth``-th logged point, so a single spike (or a curve
+    with fewer than ``smooth`` points) is not "reached" when ``smooth > 1``. ``None``: never reached.
+    """
+    if smooth < 1:
+        raise ValueError("smooth must be >= 1")
+    values = [v for _, v in points]
+    for i in range(smooth - 1, len(points)):
+        window = values[i - smooth + 1 : i + 1]
+        if sum(window) / smooth >= threshold - 1e-12:
+            return points[i][0]
+    return None
+
+
+def area_under_curve(points: Sequence[tuple[int, float]]) -> float | None:
+    """Trapezoid area under the curve divided by its step span: the curve's mean value over the run.
+
+    One point: its value. No point: ``None``. For rewards in [0, 1] the result is in [0, 1].
+    """
+    if not points:
+        return None
+    if len(points) == 1 or points[-1][0] == points[0][0]:
+        return sum(v for _, v in points) / len(points)
+    area = sum((s1 - s0) * (v0 + v1) / 2 for (s0, v0), (s1, v1) in zip(points, points[1:]))
+    return area / (points[-1][0] - points[0][0])
+
+
+def final_mean(points: Sequence[tuple[int, float]], window: int = FINAL_WINDOW) -> float | None:
+    """The mean of the last ``window`` logged values (``None`` without any)."""
+    if not points:
+        return None
+    tail = [v for _, v in points[-window:]]
+    return sum(tail) / len(tail)
+
+
+def time_per_step(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Mean seconds per training step of each part of :data:`TIME_PARTS`, plus ``total`` (their sum).
+
+    A part a run never logs (``time/replay`` of GDPO/GRPO) counts as 0.
+    """
+    rows = list(rows)
+    out = {}
+    for part in TIME_PARTS:
+        vals = [v for _, v in series(rows, f"time/{part}")]
+        out[part] = sum(vals) / len(vals) if vals else 0.0
+    out["total"] = sum(out[p] for p in TIME_PARTS)
+    return out
+
+
+def curve(
+    runs: Sequence[Run], key: str
+) -> list[tuple[int, float, float, float, int]]:
+    """Across runs, per step: ``(step, mean, min, max, n)`` over the runs that logged ``key`` at that step."""
+    by_step: dict[int, list[float]] = {}
+    for run in runs:
+        for step, v in series(run.rows, key):
+            by_step.setdefault(step, []).append(v)
+    return [(s, sum(vs) / len(vs), min(vs), max(vs), len(vs)) for s, vs in sorted(by_step.items())]
+
+
+# -------------------------------------------------------------------------------------------------- over seeds
+
+
+def t_quantile(df: int) -> float:
+    """t_{0.975, df}: exact table for df 1..30 (:data:`T_975`), the normal 1.96 beyond."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    return T_975.get(df, 1.96)
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """The two-sided 95% Student-t interval ``[lo, hi]`` of the mean; ``None`` for fewer than 2 values.
+
+    >>> lo, hi = t_interval([0.1, 0.2, 0.3]); round(hi - 0.2, 6)  # 4.302653 * 0.1 / sqrt(3)
+    0.248414
+    """
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    half = t_quantile(n - 1) * statistics.stdev(values) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def summarize(values: dict[str, float | None]) -> dict[str, Any]:
+    """``{"mean", "ci": [lo, hi] | None, "n", "values"}`` over the runs' values (``None`` values are left out)."""
+    present = [v for v in values.values() if v is not None]
+    ci = t_interval(present)
+    return {
+        "mean": sum(present) / len(present) if present else None,
+        "ci": list(ci) if ci else None,
+        "n": len(present),
+        "values": dict(values),
+    }
+
+
+def _median_steps(values: Sequence[int | None]) -> float | None:
+    """Median where "never reached" ranks above every step; ``None`` when the median itself is never reached."""
+    ranked = sorted((math.inf if v is None else float(v)) for v in values)
+    if not ranked:
+        return None
+    n = len(ranked)
+    mid = ranked[n // 2] if n % 2 else (ranked[n // 2 - 1] + ranked[n // 2]) / 2
+    return None if math.isinf(mid) else mid
+
+
+def paired_outcome(ours: float | None, theirs: float | None, *, lower_is_better: bool) -> str | None:
+    """``"won"``, ``"tied"`` or ``"lost"`` for one seed.
+
+    With ``lower_is_better`` (steps to threshold) ``None`` means never reached, worse than any step, and two
+    ``None`` tie. Otherwise (dev metrics, higher is better) a ``None`` on either side gives ``None`` (not compared).
+    """
+    if lower_is_better:
+        a = math.inf if ours is None else ours
+        b = math.inf if theirs is None else theirs
+        return "tied" if a == b else ("won" if a < b else "lost")
+    if ours is None or theirs is None:
+        return None
+    return "tied" if ours == theirs else ("won" if ours > theirs else "lost")
+
+
+# ----------------------------------------------------------------------------------------------------- report
+
+
+def _ordered_union(lists: Iterable[Iterable[str]]) -> list[str]:
+    out: list[str] = []
+    for items in lists:
+        for item in items:
+            if item not in out:
+                out.append(item)
+    return out
+
+
+#: ``eval/`` keys that are not higher-is-better metrics: kept in ``compare.json``, left out of tables, plots and pairs.
+NOT_DEV_METRICS = ("eval/seconds", "eval/completion_length")
+
+
+def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3) -> dict[str, Any]:
+    """The whole comparison as a JSON-able dict (what ``compare.json`` holds; see ``docs/compare.md``).
+
+    Runs are grouped by algo (the seeds of an algo are its runs); paired comparisons match MRTPO's run of a seed
+    with each other algo's run of the same seed, on steps to threshold per reward and on each dev metric (every
+    ``eval/`` key but :data:`NOT_DEV_METRICS`, higher is better). Two runs of one algo with the same seed, or runs
+    of different tasks, are an error.
+    """
+    if not runs:
+        raise MRTPOError("no runs to compare")
+    tasks = sorted({run.task for run in runs if run.task})
+    if len(tasks) > 1:
+        where = "; ".join(f"{run.path}: {run.task}" for run in runs if run.task)
+        raise MRTPOError(f"the runs are of different tasks ({where}); compare runs of one task")
+    algos: dict[str, list[Run]] = {}
+    for run in runs:
+        algos.setdefault(run.algo, []).append(run)
+    for algo, group in algos.items():
+        seen: dict[int, Run] = {}
+        for run in group:
+            if run.seed is not None and run.seed in seen:
+                raise MRTPOError(f"two {algo} runs of seed {run.seed}: {seen[run.seed].path} and {run.path}")
+            if run.seed is not None:
+                seen[run.seed] = run
+        group.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
+
+    rewards = _ordered_union(run.reward_names for run in runs)
+    eval_keys = _ordered_union(
+        (k for row in eval_rows(run.rows) for k, v in row.items() if k.startswith("eval/") and _is_number(v))
+        for run in runs
+    )
+    dev_keys = [k for k in eval_keys if k not in NOT_DEV_METRICS]
+    headlines = [f"eval/{h}" for h in _ordered_union(run.headline_metrics for run in runs)]
+    headline = next((k for k in headlines if k in eval_keys), None)
+    if headline is None:
+        headline = "eval/all_rewards" if "eval/all_rewards" in eval_keys else (dev_keys or [None])[0]
+
+    per_algo: dict[str, Any] = {}
+    for algo, group in algos.items():
+        stt: dict[str, Any] = {}
+        auc: dict[str, Any] = {}
+        final: dict[str, Any] = {}
+        for r in rewards:
+            key = f"rewards/{r}/mean"
+            reached = {run.label: steps_to_threshold(series(run.rows, key), threshold, smooth) for run in group}
+            last = max((run.last_step or 0) for run in group)
+            steps = [v for v in reached.values() if v is not None]
+            stt[r] = {
+                "values": reached,
+                "median": _median_steps(list(reached.values())),
+                "min": min(steps) if steps else None,
+                "max": max(steps) if len(steps) == len(reached) and steps else None,
+                "reached": len(steps),
+                "n": len(reached),
+                "last_step": last,
+            }
+            auc[r] = summarize({run.label: area_under_curve(series(run.rows, key)) for run in group})
+            final[r] = summarize({run.label: final_mean(series(run.rows, key)) for run in group})
+        finals = {run.label: final_eval(run.rows) for run in group}
+        initials = {run.label: initial_eval(run.rows) for run in group}
+        dev_final = {k: summarize({lab: f.get(k) for lab, f in finals.items()}) for k in eval_keys}
+        dev_initial = {k: summarize({lab: f.get(k) for lab, f in initials.items()}) for k in eval_keys}
+        lengths = {}
+        for run in group:
+            vals = [v for _, v in series(run.rows, "completions/mean_length")]
+            lengths[run.label] = sum(vals) / len(vals) if vals else None
+        times = {run.label: time_per_step(run.rows) for run in group}
+        mean_time = {p: sum(t[p] for t in times.values()) / len(times) for p in (*TIME_PARTS, "total")}
+        per_algo[algo] = {
+            "runs": [str(run.path) for run in group],
+            "seeds": [run.seed for run in group],
+            "steps_to_threshold": stt,
+            "auc": auc,
+            "final_train": final,
+            "dev_final": dev_final,
+            "dev_initial": dev_initial,
+            "completion_length": summarize(lengths),
+            "time_per_step": mean_time,
+            "time_per_step_by_run": times,
+            "replay_overhead_pct": 100 * mean_time["replay"] / mean_time["total"] if mean_time["total"] else None,
+        }
+
+    baseline = "gdpo" if "gdpo" in per_algo else None
+    for algo, stats in per_algo.items():
+        base_total = per_algo[baseline]["time_per_step"]["total"] if baseline else 0.0
+        ours = stats["time_per_step"]
+        stats["replay_vs_baseline_step_pct"] = 100 * ours["replay"] / base_total if base_total else None
+        stats["step_time_vs_baseline"] = ours["total"] / base_total if base_total else None
+
+    paired = []
+    if "mrtpo" in algos:
+        mine = {run.seed: run for run in algos["mrtpo"] if run.seed is not None}
+        for other, group in algos.items():
+            if other == "mrtpo":
+                continue
+            theirs = {run.seed: run for run in group if run.seed is not None}
+            seeds = sorted(set(mine) & set(theirs))
+            if not seeds:
+                continue
+            for r in rewards:
+                a = per_algo["mrtpo"]["steps_to_threshold"][r]["values"]
+                b = per_algo[other]["steps_to_threshold"][r]["values"]
+                outcomes = {
+                    str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=True) for s in seeds
+                }
+                paired.append(_paired_entry(other, f"steps_to_threshold/{r}", outcomes))
+            for k in dev_keys:
+                a = per_algo["mrtpo"]["dev_final"][k]["values"]
+                b = per_algo[other]["dev_final"][k]["values"]
+                outcomes = {
+                    str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False) for s in seeds
+                }
+                outcomes = {s: o for s, o in outcomes.items() if o is not None}
+                if outcomes:
+                    paired.append(_paired_entry(other, f"dev/{k.removeprefix('eval/')}", outcomes))
+
+    return {
+        "task": tasks[0] if tasks else None,
+        "threshold": threshold,
+        "smooth": smooth,
+        "rewards": rewards,
+        "eval_keys": eval_keys,
+        "dev_metrics": dev_keys,
+        "headline": headline,
+        "baseline": baseline,
+        "runs": [
+            {
+                "path": str(run.path),
+                "algo": run.algo,
+                "seed": run.seed,
+                "task": run.task,
+                "finished": run.finished,
+                "last_step": run.last_step,
+            }
+            for run in runs
+        ],
+        "algos": per_algo,
+        "paired": paired,
+    }
+
+
+def _paired_entry(baseline: str, metric: str, outcomes: dict[str, str]) -> dict[str, Any]:
+    won = sum(o == "won" for o in outcomes.values())
+    tied = sum(o == "tied" for o in outcomes.values())
+    lost = sum(o == "lost" for o in outcomes.values())
+    return {
+        "algo": "mrtpo",
+        "baseline": baseline,
+        "metric": metric,
+        "seeds": outcomes,
+        "won": won,
+        "tied": tied,
+        "lost": lost,
+        "summary": f"MRTPO beat {baseline.upper()} on {won}/{len(outcomes)} seeds, tied {tied}, lost {lost}",
+    }

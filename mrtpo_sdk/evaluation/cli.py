@@ -1,0 +1,167 @@
+"""``mrtpo-sdk eval``: score a policy on a task's held-out split; a table on the terminal and ``eval.json``.
+
+Exit status: 0 on success, 2 on a user mistake (one ``error:`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError
+
+__all__ = ["eval_command", "eval_parser", "render_report"]
+
+
+def eval_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mrtpo-sdk eval",
+        description="Score a policy on a task's held-out split: each reward's mean, the share of completions that "
+        "earn every reward, and the task's headline metrics (SQL: execution accuracy; instruction following: "
+        "prompt- and instruction-level strict accuracy; BFCL: AST accuracy per category). Greedy by default; with "
+        "--num_generations k, sampled, with pass@k and mean@k. Prompts are encoded exactly as in training.",
+        allow_abbrev=False,
+    )
+    p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder or a model id "
+        "(default: the embedded bootstrap policy before training, as train builds it)",
+    )
+    p.add_argument("--split", default=None, help="the split to score (default: the task's eval_split, e.g. dev)")
+    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    p.add_argument("--num_generations", type=int, default=1, help="completions per example (1 = greedy; default 1)")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature with --num_generations > 1 (default: train's: 0.8 for the embedded policy, 1.0 "
+        "with --model)",
+    )
+    p.add_argument("--top_p", type=float, default=1.0, help="nucleus sampling with --num_generations > 1 (default 1)")
+    p.add_argument("--max_examples", type=int, default=None, help="score only the first N examples (default: all)")
+    p.add_argument(
+        "--max_completion_length",
+        type=int,
+        default=None,
+        help="new tokens at most (default: train's: 64 for the embedded policy, 256 with --model)",
+    )
+    p.add_argument("--batch_size", type=int, default=16, help="sequences per generate call (default 16)")
+    p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy and of sampling (default 42, "
+                   "as train)")
+    p.add_argument(
+        "--policy_preset", default="small", help="size of the embedded policy, as for train (default: small)"
+    )
+    p.add_argument("--device", default="auto", help="auto (default: cuda when available), cpu, cuda, cuda:1, ...")
+    p.add_argument(
+        "--output_dir",
+        default=None,
+        help="where eval.json goes (default: the run folder given as --model, else runs/<task>-eval)",
+    )
+    return p
+
+
+def eval_command(argv: list[str]) -> int:
+    try:
+        args = eval_parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    import torch
+
+    from ..cli import EMBEDDED_POLICY_DEFAULTS
+    from ..loader import load_task
+    from ..policy.for_task import POLICY_PRESETS, task_policy
+    from ..policy.pretrained import load_pretrained
+    from .core import evaluate_policy
+
+    for name in ("num_generations", "max_examples", "max_completion_length", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise MRTPOError(f"--{name} must be >= 1, got {value}")
+    if args.temperature is not None and args.temperature <= 0:
+        raise MRTPOError(f"--temperature must be > 0, got {args.temperature}")
+    if args.policy_preset not in POLICY_PRESETS:
+        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {args.policy_preset!r}")
+    task = load_task(args.task)
+    split = args.split or task.eval_split
+    if split is None:
+        raise MRTPOError(f"task {task.name!r} declares no eval_split; pass --split NAME")
+    examples = task.load_examples(split, args.data)
+    if args.max_examples is not None:
+        examples = examples[: args.max_examples]
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    embedded = args.model is None
+    if embedded:
+        model, tokenizer, path = task_policy(
+            task,
+            task.load_examples("train", args.data),
+            seed=args.seed,
+            preset=args.policy_preset,
+            log=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+        label = f"embedded bootstrap policy ({args.policy_preset}, seed {args.seed}) from {path}"
+        model = model.to(device)
+    else:
+        model, tokenizer, label = load_pretrained(args.model, device=device)
+    defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS if embedded else {"temperature": 1.0, "max_completion_length": 256}
+    temperature = args.temperature if args.temperature is not None else float(defaults["temperature"])
+    max_len = args.max_completion_length or int(defaults["max_completion_length"])
+    torch.manual_seed(args.seed)
+    report = evaluate_policy(
+        task,
+        model,
+        tokenizer,
+        examples,
+        split=split,
+        policy=label,
+        num_generations=args.num_generations,
+        temperature=temperature,
+        top_p=args.top_p,
+        max_completion_length=max_len,
+        batch_size=args.batch_size,
+        progress=True,
+    )
+    if args.output_dir is not None:
+        out_dir = Path(args.output_dir)
+    elif not embedded and Path(args.model).is_dir():
+        out_dir = Path(args.model)
+    else:
+        out_dir = Path("runs") / f"{task.name}-eval"
+    target = out_dir / "eval.json"
+    replaced = target.exists()
+    report.write(target)
+    render_report(report)
+    print(f"eval:    {target}" + (" (replaced the previous eval.json there)" if replaced else ""))
+    return 0
+
+
+def render_report(report) -> None:
+    """Print an :class:`~mrtpo_sdk.evaluation.EvalReport` as a table (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .core import format_value
+
+    mode = "greedy" if report.greedy else f"{report.num_generations} samples at T={report.temperature:g}"
+    table = Table(
+        title=f"{report.task} / {report.split}: {report.num_examples} examples, {mode}, {report.seconds:.0f} s",
+        title_justify="left",
+    )
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    m = report.metrics
+    for name in report.headline_names:
+        table.add_row(f"[bold]{name}[/bold]", f"[bold]{format_value(m.get(name))}[/bold]")
+    for name in report.reward_names:
+        table.add_row(f"reward {name}", format_value(m.get(name)))
+    table.add_row("all rewards earned", format_value(m.get("all_rewards")))
+    for key, value in m.items():
+        if key.startswith(("pass@", "mean@")):
+            table.add_row(key, format_value(value))
+    if m.get("completion_length") is not None:
+        table.add_row("completion length (tokens)", f"{m['completion_length']:.1f}")
+    Console(soft_wrap=True).print(table)
+    print(f"policy:  {report.policy}")

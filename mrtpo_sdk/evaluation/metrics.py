@@ -1,0 +1,78 @@
+"""Headline metrics of the bundled task families, under their fields' names, for ``Task(metrics=...)``.
+
+Each factory returns ``fn(records) -> {name: value}`` over :class:`~mrtpo_sdk.evaluation.EvalRecord` s:
+
+* :func:`execution_accuracy` — text-to-SQL (Spider/BIRD "EX"): the share of completions whose query returns the
+  reference result;
+* :func:`ifeval_accuracy` — instruction following (IFEval, strict): ``prompt_level_strict_acc`` (all of a prompt's
+  instructions followed) and ``inst_level_strict_acc`` (instructions followed / instructions, pooled);
+* :func:`bfcl_ast_accuracy` — BFCL AST accuracy: a completion is correct when its calls match the possible answers
+  (``arguments``) or, for a question whose right answer is no call, when it calls nothing (``function_choice``);
+  ``ast_accuracy`` over all completions and ``ast_accuracy/<category>`` per BFCL category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["bfcl_ast_accuracy", "execution_accuracy", "ifeval_accuracy"]
+
+Metrics = Callable[[Sequence[Any]], dict[str, float | None]]
+
+
+def _mean(vals: list[float]) -> float | None:
+    return sum(vals) / len(vals) if vals else None
+
+
+def execution_accuracy(reward: str = "result_match") -> Metrics:
+    """``{"execution_accuracy": mean of reward ``reward`` over the completions it applies to}``."""
+
+    def metrics(records: Sequence[Any]) -> dict[str, float | None]:
+        return {"execution_accuracy": _mean([r.rewards[reward] for r in records if r.rewards.get(reward) is not None])}
+
+    return metrics
+
+
+def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
+    """IFEval's strict accuracies over the slot rewards ``constraint_1..K`` (those that apply to each prompt)."""
+
+    def metrics(records: Sequence[Any]) -> dict[str, float | None]:
+        prompt_level, followed, total = [], 0, 0
+        for r in records:
+            flags = [v >= 1.0 - 1e-9 for k, v in r.rewards.items() if k.startswith(prefix) and v is not None]
+            if flags:
+                prompt_level.append(float(all(flags)))
+                followed += sum(flags)
+                total += len(flags)
+        return {
+            "prompt_level_strict_acc": _mean(prompt_level),
+            "inst_level_strict_acc": followed / total if total else None,
+        }
+
+    return metrics
+
+
+def bfcl_ast_accuracy(arguments: str = "arguments", function_choice: str = "function_choice") -> Metrics:
+    """BFCL AST accuracy overall and per category (``example.category``)."""
+
+    def metrics(records: Sequence[Any]) -> dict[str, float | None]:
+        overall: list[float] = []
+        by_category: dict[str, list[float]] = {}
+        for r in records:
+            value = r.rewards.get(arguments)
+            if value is None:  # no call is right (irrelevance): correct when it calls nothing
+                value = r.rewards.get(function_choice)
+            if value is None:
+                continue
+            ok = float(value >= 1.0 - 1e-9)
+            overall.append(ok)
+            category = getattr(r.example, "category", None)
+            if category:
+                by_category.setdefault(str(category), []).append(ok)
+        out: dict[str, float | None] = {"ast_accuracy": _mean(overall)}
+        for category in sorted(by_category):
+            out[f"ast_accuracy/{category}"] = _mean(by_category[category])
+        return out
+
+    return metrics

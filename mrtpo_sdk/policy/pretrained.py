@@ -1,0 +1,54 @@
+"""Load a policy given by ``--model``: a run folder written by ``mrtpo-sdk train``, a local model folder, or a
+Hugging Face model id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError
+
+__all__ = ["POLICY_SUBDIR", "load_pretrained", "resolve_model"]
+
+#: Where ``mrtpo-sdk train`` saves the final policy inside its run folder.
+POLICY_SUBDIR = "policy"
+
+
+def resolve_model(model: str) -> str:
+    """``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy; anything else unchanged."""
+    path = Path(model)
+    if (path / POLICY_SUBDIR / "config.json").is_file() and not (path / "config.json").is_file():
+        return str(path / POLICY_SUBDIR)
+    return model
+
+
+def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any, str]:
+    """``(model, tokenizer, resolved path)`` for ``--model`` (see :func:`resolve_model`), in eval mode.
+
+    Raises:
+        MRTPOError: nothing loadable there (one line: the folder does not exist, or what transformers said).
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    resolved = resolve_model(model)
+    path = Path(resolved)
+    looks_local = path.exists() or resolved.startswith((".", "/", "~")) or resolved.count("/") > 1
+    if looks_local and not path.is_dir():
+        raise MRTPOError(f"--model {model}: no such folder; pass a run folder, a model folder or a model id")
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise MRTPOError(
+            f"--model {model}: {path} has no config.json (nor a {POLICY_SUBDIR}/ folder with one); pass the folder "
+            f"of a saved model or a run folder of `mrtpo-sdk train`"
+        )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(resolved)
+        loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MRTPOError(f"--model {model}: cannot load it ({first})") from None
+    if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if device is not None:
+        loaded = loaded.to(device)
+    loaded.eval()
+    return loaded, tokenizer, resolved

@@ -1,0 +1,217 @@
+"""`mrtpo-sdk compare`: the report files from run folders, one `error:` line for each mistake, and the train matrix
+(with `train_command` replaced by a recorder that writes synthetic runs)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+import mrtpo_sdk.cli
+from mrtpo_sdk.cli import main
+from mrtpo_sdk.compare.matrix import run_matrix
+
+from .conftest import STEPS, step_curve, write_run
+
+TOY_TASK = str(Path(__file__).resolve().parents[1] / "fixtures" / "toy_task.py")  # Task(name="toy")
+
+
+def error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+# ------------------------------------------------------------------------------------------------ run folders
+
+
+def test_compare_run_folders_writes_the_three_files(experiment, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["compare", *map(str, experiment), "--output_dir", str(out)]) == 0
+    for name in ("compare.json", "compare.md", "compare.png"):
+        assert (out / name).stat().st_size > 0
+    assert (out / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    report = json.loads((out / "compare.json").read_text())
+    m = report["algos"]["mrtpo"]
+    assert m["steps_to_threshold"]["fmt"]["values"] == {"seed1": 4, "seed2": 5, "seed3": None}
+    assert m["auc"]["fmt"]["mean"] == pytest.approx(21 / 33)
+    half = 4.302653 * 0.1 / math.sqrt(3)
+    assert m["dev_final"]["eval/execution_accuracy"]["ci"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert m["replay_overhead_pct"] == pytest.approx(30.0)
+    assert m["replay_vs_baseline_step_pct"] == pytest.approx(40.0)
+    summaries = [p["summary"] for p in report["paired"]]
+    assert "MRTPO beat GDPO on 1/3 seeds, tied 1, lost 1" in summaries
+
+    md = (out / "compare.md").read_text()
+    assert "| mrtpo | 3 | 5 (4–>12) | 3 (3–3) |" in md
+    assert "| gdpo | 3 | 6 (5–8) | >12 |" in md
+    assert "| mrtpo | execution_accuracy (headline) | 0.000 [0.000, 0.000] | 0.200 [-0.048, 0.448] |" in md
+    assert "| mrtpo | 20.0 | 1.00 | 0.20 | 0.60 | 0.20 | 2.00 | 30.0% | 40.0% | ×1.33 |" in md
+    assert "- steps to 0.8 on fmt: MRTPO beat GDPO on 1/3 seeds, tied 1, lost 1 (seed 1: won, seed 2: tied, " \
+           "seed 3: lost)" in md
+    assert "| mrtpo | seconds |" not in md and "| mrtpo | completion_length |" not in md
+
+    text = capsys.readouterr().out
+    row = r"mrtpo\s*│\s*3\s*│\s*5 \(4–>12\)\s*│\s*3 \(3–3\)\s*│\s*0\.200 \[-0\.048, 0\.448\]\s*│\s*30\.0%"
+    assert re.search(row, text)
+    assert "steps_to_threshold/exec: MRTPO beat GDPO on 3/3 seeds, tied 0, lost 0" in text
+    assert f"md:   {out / 'compare.md'}" in text
+
+
+def test_the_report_goes_to_the_runs_common_parent_by_default(experiment, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "runs/mrtpo-seed1", "runs/gdpo-seed1"]) == 0
+    assert (tmp_path / "runs" / "compare.json").exists()
+    report = json.loads((tmp_path / "runs" / "compare.json").read_text())
+    assert [r["path"] for r in report["runs"]] == ["runs/mrtpo-seed1", "runs/gdpo-seed1"]
+
+
+def test_run_folders_without_run_json_are_named_by_their_folder(tmp_path, capsys):
+    a = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": step_curve(3)}, run_json=False)
+    b = write_run(tmp_path / "sql-grpo", algo="grpo", seed=None, curves={"r": step_curve(None)}, run_json=False)
+    assert main(["compare", str(a), str(b), "--output_dir", str(tmp_path / "o"), "--smooth", "1"]) == 0
+    report = json.loads((tmp_path / "o" / "compare.json").read_text())
+    assert report["algos"]["mrtpo"]["steps_to_threshold"]["r"]["values"] == {"seed1": 1}
+    assert report["algos"]["grpo"]["seeds"] == [None]
+    assert report["paired"] == []  # no seed to pair on
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["{tmp}/nope"], r"error: .*nope: no such run folder"),
+        (["{tmp}/empty"], r"error: .*empty: no metrics.jsonl \(not a run folder written by `mrtpo-sdk train`\)"),
+        (["{tmp}/a", "{tmp}/b"], r"error: the runs are of different tasks \(.*a: sql; .*b: bfcl\)"),
+        (["{tmp}/a", "{tmp}/a"], r"error: .*a: given twice"),
+        (["{tmp}/a", "--max_steps", "5"], r"error: unknown option --max_steps \(.*apply only with a TASK_FILE\)"),
+        (["{tmp}/a", "--algos", "gdpo"], r"error: --algos applies only with a TASK_FILE"),
+        (["{tmp}/a", "--smooth", "0"], r"error: --smooth must be a positive number"),
+        (["{tmp}/a", "--threshold", "high"], r"error: compare: argument --threshold: invalid float value: 'high'"),
+        (["{tmp}/a", TOY_TASK], r"error: compare takes one task file or run folders, not both"),
+        ([], r"error: mrtpo-sdk compare needs run folders"),
+    ],
+)
+def test_mistakes_are_one_error_line(args, message, tmp_path, capsys):
+    write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0]}, task="sql")
+    write_run(tmp_path / "b", algo="gdpo", seed=1, curves={"r": [1.0]}, task="bfcl")
+    (tmp_path / "empty").mkdir()
+    assert main(["compare", *(a.format(tmp=tmp_path) for a in args)]) == 2
+    assert re.fullmatch(message + ".*", error_line(capsys))
+
+
+# ------------------------------------------------------------------------------------------------ the matrix
+
+
+@pytest.fixture
+def trainer(monkeypatch):
+    """Replace train_command: record each call and write a finished synthetic run into its --output_dir."""
+    calls: list[list[str]] = []
+
+    def fake_train(argv):
+        calls.append(list(argv))
+        def value(flag):
+            return argv[argv.index(flag) + 1]
+
+        algo, seed, out = value("--algo"), int(value("--seed")), value("--output_dir")
+        steps = int(value("--max_steps")) if "--max_steps" in argv else STEPS
+        write_run(Path(out), algo=algo, seed=seed, task="toy", curves={"tags": [1.0] * steps, "word": [0.0] * steps},
+                  dev_final={"all_rewards": 0.1 * seed}, max_steps=steps)
+        return 0
+
+    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", fake_train)
+    return calls
+
+
+def called(calls):
+    return [(c[c.index("--algo") + 1], c[c.index("--seed") + 1]) for c in calls]
+
+
+def test_the_matrix_trains_seeds_outer_algos_inner_then_compares(trainer, tmp_path, capsys):
+    out = tmp_path / "m"
+    code = main(["compare", TOY_TASK, "--algos", "mrtpo,gdpo", "--seeds", "1,2", "--output_dir", str(out),
+                 "--max_steps", "4", "--learning_rate", "1e-3"])
+    assert code == 0
+    assert called(trainer) == [("mrtpo", "1"), ("gdpo", "1"), ("mrtpo", "2"), ("gdpo", "2")]
+    assert trainer[0] == [TOY_TASK, "--algo", "mrtpo", "--seed", "1", "--output_dir", str(out / "mrtpo-seed1"),
+                          "--max_steps", "4", "--learning_rate", "1e-3"]
+    text = capsys.readouterr().out
+    assert re.search(rf"\[1/4\] mrtpo seed 1 -> {re.escape(str(out / 'mrtpo-seed1'))} \(elapsed \d+s\)\n", text)
+    assert re.search(r"\[2/4\] gdpo seed 1 -> .* \(elapsed \d+s, ETA \d+s\)", text)
+    report = json.loads((out / "compare.json").read_text())
+    assert report["task"] == "toy" and list(report["algos"]) == ["mrtpo", "gdpo"]
+    dev = report["algos"]["gdpo"]["dev_final"]["eval/all_rewards"]
+    assert dev["values"] == pytest.approx({"seed1": 0.1, "seed2": 0.2})
+    assert (out / "compare.md").exists() and (out / "compare.png").exists()
+
+
+def test_finished_runs_are_reused_and_unfinished_ones_rerun(trainer, tmp_path, capsys):
+    out = tmp_path / "m"
+    curves = {"tags": [1.0] * 4, "word": [0.0] * 4}
+    write_run(out / "mrtpo-seed1", algo="mrtpo", seed=1, task="toy", curves=curves, max_steps=4)  # reused
+    write_run(out / "gdpo-seed1", algo="gdpo", seed=1, task="toy", curves=curves, max_steps=4, finished=False)
+    write_run(out / "mrtpo-seed2", algo="mrtpo", seed=2, task="toy", curves=curves, max_steps=8)  # other max_steps
+    write_run(out / "gdpo-seed2", algo="gdpo", seed=2, task="toy", curves=curves, run_json=False)
+    assert main(["compare", TOY_TASK, "--algos", "mrtpo,gdpo", "--seeds", "1,2", "--output_dir", str(out),
+                 "--max_steps", "4"]) == 0
+    assert called(trainer) == [("gdpo", "1"), ("mrtpo", "2"), ("gdpo", "2")]
+    text = capsys.readouterr().out
+    assert f"[1/4] mrtpo seed 1 -> {out / 'mrtpo-seed1'}: finished run reused (4 steps)" in text
+    assert "      re-running: the folder holds an unfinished run (step 2 of 4)" in text
+    assert "      re-running: the folder holds a finished run of 8 steps, not 4" in text
+    assert "      re-running: the folder has no run.json, so whether its run finished is unknown" in text
+
+
+def test_without_max_steps_any_finished_run_is_reused(trainer, tmp_path, capsys):
+    out = tmp_path / "m"
+    write_run(out / "grpo-seed3", algo="grpo", seed=3, task="toy", curves={"tags": [1.0] * 5}, max_steps=5)
+    assert main(["compare", TOY_TASK, "--algos", "grpo", "--seeds", "3", "--output_dir", str(out)]) == 0
+    assert trainer == []
+
+
+def test_a_failed_run_stops_the_matrix_naming_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", lambda argv: 1)
+    out = tmp_path / "m"
+    assert main(["compare", TOY_TASK, "--algos", "gdpo", "--seeds", "7", "--output_dir", str(out)]) == 2
+    assert error_line(capsys) == (
+        f"error: training gdpo seed 7 ({out / 'gdpo-seed7'}) stopped with exit status 1; the runs finished before "
+        f"it are reused when compare is run again"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--algos", "mrtpo,ppo"], "error: --algos: unknown algorithm 'ppo' (valid: mrtpo, gdpo, grpo)"),
+        (["--algos", "gdpo,gdpo"], "error: --algos: gdpo given more than once"),
+        (["--seeds", "1,x"], "error: --seeds: 'x' is not an integer"),
+        (["--seeds", "1,2,1"], "error: --seeds: 1 given more than once"),
+        (["--seeds", "1,01"], "error: --seeds: a seed is given more than once (1,01)"),
+        (["--seed", "3"], "error: --seed is set by compare for each run; use --seeds"),
+    ],
+)
+def test_matrix_mistakes_are_one_error_line(args, message, trainer, tmp_path, capsys):
+    assert main(["compare", TOY_TASK, "--output_dir", str(tmp_path / "m"), *args]) == 2
+    assert error_line(capsys) == message
+    assert trainer == []
+
+
+def test_eta_is_the_mean_run_time_times_the_runs_left(tmp_path, monkeypatch):
+    now = [0.0]
+
+    def fake_train(argv):
+        now[0] += 100.0  # each run takes 100 s
+        return 0
+
+    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", fake_train)
+    lines: list[str] = []
+    run_matrix(TOY_TASK, "toy", ["mrtpo", "gdpo", "grpo"], [1], tmp_path, log=lines.append, clock=lambda: now[0])
+    assert lines == [
+        f"[1/3] mrtpo seed 1 -> {tmp_path / 'mrtpo-seed1'} (elapsed 0s)",
+        f"[2/3] gdpo seed 1 -> {tmp_path / 'gdpo-seed1'} (elapsed 1m40s, ETA 3m20s)",
+        f"[3/3] grpo seed 1 -> {tmp_path / 'grpo-seed1'} (elapsed 3m20s, ETA 1m40s)",
+    ]

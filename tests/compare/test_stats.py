@@ -1,0 +1,223 @@
+"""The numbers of `mrtpo-sdk compare`, checked against values worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from mrtpo_sdk.compare import stats
+from mrtpo_sdk.compare.stats import (
+    area_under_curve,
+    compare_runs,
+    load_run,
+    paired_outcome,
+    series,
+    steps_to_threshold,
+    t_interval,
+)
+from mrtpo_sdk.errors import MRTPOError
+
+from .conftest import write_run
+
+ALGOS = ("mrtpo", "gdpo", "grpo")
+
+
+def pts(values, start=1):
+    return [(start + i, v) for i, v in enumerate(values)]
+
+
+# ------------------------------------------------------------------------------------------ steps to threshold
+
+
+def test_a_single_spike_is_not_reached_with_smooth_3():
+    curve = pts([0.5, 0.9, 0.5, 0.5, 0.5])
+    assert steps_to_threshold(curve, 0.8, smooth=3) is None
+    assert steps_to_threshold(curve, 0.8, smooth=1) == 2  # unsmoothed, the spike counts
+
+
+def test_only_full_windows_count():
+    # step 1 alone is 1.0, but the first full 3-step window ends at step 3: (1 + 0 + 1) / 3 < 0.8; then (0,1,1)
+    # at step 4 is 0.667, (1,1,1) at step 5 reaches it.
+    assert steps_to_threshold(pts([1.0, 0.0, 1.0, 1.0, 1.0]), 0.8, smooth=3) == 5
+    assert steps_to_threshold(pts([1.0, 1.0]), 0.8, smooth=3) is None  # shorter than the window
+    assert steps_to_threshold(pts([0.8, 0.8, 0.8]), 0.8, smooth=3) == 3  # the first full window
+
+
+def test_the_threshold_itself_counts_as_reached():
+    # (0.6 + 0.9 + 0.9) / 3 = 0.8 exactly in arithmetic, 0.7999999999999999 in floating point.
+    assert steps_to_threshold(pts([0.6, 0.9, 0.9, 0.2]), 0.8, smooth=3) == 3
+    assert steps_to_threshold(pts([0.6, 0.9, 0.89]), 0.8, smooth=3) is None
+
+
+def test_steps_are_the_logged_steps_and_nulls_are_skipped():
+    rows = [{"step": 5 * i, "rewards/r/mean": v} for i, v in enumerate([0.0, None, 0.9, 0.9, 0.9])]
+    rows.append({"step": 1, "eval/r": 1.0})  # an evaluation row: no train value
+    assert series(rows, "rewards/r/mean") == [(0, 0.0), (10, 0.9), (15, 0.9), (20, 0.9)]
+    assert steps_to_threshold(series(rows, "rewards/r/mean"), 0.8, smooth=3) == 20
+
+
+# ------------------------------------------------------------------------------------------------------- AUC
+
+
+def test_area_under_curve_is_the_mean_reward_over_the_step_span():
+    assert area_under_curve([(0, 0.0), (10, 1.0)]) == pytest.approx(0.5)
+    assert area_under_curve([(0, 0.0), (5, 1.0), (10, 1.0)]) == pytest.approx(0.75)
+    # uneven steps: (2 * 0.3 + 8 * 0.4) / 10
+    assert area_under_curve([(0, 0.2), (2, 0.4), (10, 0.4)]) == pytest.approx(0.38)
+    assert area_under_curve([(3, 0.7)]) == pytest.approx(0.7)
+    assert area_under_curve([]) is None
+
+
+# ------------------------------------------------------------------------------------------------ intervals
+
+
+def test_t_interval_of_three_values():
+    lo, hi = t_interval([0.1, 0.2, 0.3])
+    half = 4.302653 * 0.1 / math.sqrt(3)  # t_{0.975,2} * s / sqrt(n), s = 0.1
+    assert lo == pytest.approx(0.2 - half, abs=1e-9)
+    assert hi == pytest.approx(0.2 + half, abs=1e-9)
+    assert hi - 0.2 == pytest.approx(0.248414, abs=1e-6)
+
+
+def test_t_interval_edges():
+    assert t_interval([0.5]) is None
+    assert t_interval([]) is None
+    lo, hi = t_interval([1.0, 3.0])  # df 1: 12.706205 * sqrt(2) / sqrt(2)
+    assert (lo, hi) == pytest.approx((2.0 - 12.706205, 2.0 + 12.706205))
+    values = [0.0, 1.0] * 20  # n = 40, df 39 > 30: the normal 1.96
+    lo, hi = t_interval(values)
+    s = math.sqrt(sum((v - 0.5) ** 2 for v in values) / 39)
+    assert hi - 0.5 == pytest.approx(1.96 * s / math.sqrt(40))
+    assert stats.t_quantile(30) == 2.042272 and stats.t_quantile(31) == 1.96
+
+
+def test_median_of_steps_ranks_never_above_every_step():
+    assert stats._median_steps([10, 20, None]) == 20
+    assert stats._median_steps([10, None, None]) is None
+    assert stats._median_steps([10, 20]) == 15
+    assert stats._median_steps([10, None]) is None  # (10 + never) / 2 is never
+
+
+def test_paired_outcome():
+    assert paired_outcome(4, 6, lower_is_better=True) == "won"
+    assert paired_outcome(5, 5, lower_is_better=True) == "tied"
+    assert paired_outcome(None, 100, lower_is_better=True) == "lost"  # never reached loses to any step
+    assert paired_outcome(100, None, lower_is_better=True) == "won"
+    assert paired_outcome(None, None, lower_is_better=True) == "tied"
+    assert paired_outcome(0.3, 0.2, lower_is_better=False) == "won"
+    assert paired_outcome(0.2, None, lower_is_better=False) is None
+
+
+# ------------------------------------------------------------------------------------------------ the report
+
+
+def test_compare_runs_on_the_reference_experiment(experiment):
+    report = compare_runs([load_run(p) for p in experiment], threshold=0.8, smooth=3)
+    assert report["task"] == "sql"
+    assert report["rewards"] == ["fmt", "exec"]
+    assert report["headline"] == "eval/execution_accuracy"
+    assert "eval/seconds" in report["eval_keys"] and "eval/seconds" not in report["dev_metrics"]
+    m, g = report["algos"]["mrtpo"], report["algos"]["gdpo"]
+    assert m["seeds"] == [1, 2, 3]
+
+    fmt = m["steps_to_threshold"]["fmt"]
+    assert fmt["values"] == {"seed1": 4, "seed2": 5, "seed3": None}
+    assert (fmt["median"], fmt["min"], fmt["max"], fmt["reached"], fmt["last_step"]) == (5, 4, None, 2, 12)
+    assert g["steps_to_threshold"]["fmt"]["values"] == {"seed1": 6, "seed2": 5, "seed3": 8}
+    assert (g["steps_to_threshold"]["fmt"]["median"], g["steps_to_threshold"]["fmt"]["max"]) == (6, 8)
+    assert m["steps_to_threshold"]["exec"]["median"] == 3
+    assert g["steps_to_threshold"]["exec"]["median"] is None
+
+    # AUC, steps 1..12 (span 11): 1 from step 2 -> (0.5 + 10) / 11; from step 3 -> 9.5 / 11; a spike -> 1 / 11
+    auc = m["auc"]["fmt"]
+    assert auc["values"] == pytest.approx({"seed1": 10.5 / 11, "seed2": 9.5 / 11, "seed3": 1 / 11})
+    assert auc["mean"] == pytest.approx(21 / 33)
+    assert g["auc"]["exec"]["mean"] == pytest.approx(0.5)
+    # final train: the last 10 steps (3..12) -> 1.0, 1.0 and 0.1 (the spike)
+    assert m["final_train"]["fmt"]["values"] == pytest.approx({"seed1": 1.0, "seed2": 1.0, "seed3": 0.1})
+    assert m["final_train"]["fmt"]["mean"] == pytest.approx(0.7)
+
+    acc = m["dev_final"]["eval/execution_accuracy"]
+    half = 4.302653 * 0.1 / math.sqrt(3)
+    assert acc["mean"] == pytest.approx(0.2)
+    assert acc["ci"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert m["dev_initial"]["eval/execution_accuracy"]["mean"] == 0.0
+    # gdpo's last evaluation is merged into its last training row: still found
+    gdpo_acc = g["dev_final"]["eval/execution_accuracy"]["values"]
+    assert gdpo_acc == pytest.approx({"seed1": 0.05, "seed2": 0.1, "seed3": 0.4})
+
+    assert m["completion_length"]["mean"] == pytest.approx(20.0)
+    assert m["time_per_step"] == pytest.approx(
+        {"generation": 1.0, "scoring": 0.2, "replay": 0.6, "update": 0.2, "total": 2.0}
+    )
+    assert m["replay_overhead_pct"] == pytest.approx(30.0)
+    assert g["replay_overhead_pct"] == pytest.approx(0.0)
+    assert report["baseline"] == "gdpo"
+    assert m["replay_vs_baseline_step_pct"] == pytest.approx(40.0)  # 0.6 s of a 1.5 s GDPO step
+    assert m["step_time_vs_baseline"] == pytest.approx(2.0 / 1.5)
+
+    paired = {p["metric"]: p for p in report["paired"]}
+    assert paired["steps_to_threshold/fmt"]["seeds"] == {"1": "won", "2": "tied", "3": "lost"}
+    assert paired["steps_to_threshold/fmt"]["summary"] == "MRTPO beat GDPO on 1/3 seeds, tied 1, lost 1"
+    assert paired["steps_to_threshold/exec"]["summary"] == "MRTPO beat GDPO on 3/3 seeds, tied 0, lost 0"
+    assert paired["dev/execution_accuracy"]["summary"] == "MRTPO beat GDPO on 2/3 seeds, tied 0, lost 1"
+    assert paired["dev/fmt"]["summary"] == "MRTPO beat GDPO on 0/3 seeds, tied 3, lost 0"
+    assert "dev/seconds" not in paired
+    json.dumps(report)  # JSON-able
+
+
+def test_pairs_use_only_the_seeds_both_algos_have(tmp_path):
+    runs = [
+        write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0] * 4}),
+        write_run(tmp_path / "b", algo="mrtpo", seed=2, curves={"r": [1.0] * 4}),
+        write_run(tmp_path / "c", algo="grpo", seed=2, curves={"r": [0.0] * 4}),
+    ]
+    report = compare_runs([load_run(p) for p in runs])
+    (pair,) = report["paired"]
+    assert (pair["baseline"], pair["seeds"]) == ("grpo", {"2": "won"})
+    assert report["baseline"] is None and report["algos"]["mrtpo"]["step_time_vs_baseline"] is None
+
+
+def test_one_seed_has_no_interval(tmp_path):
+    run = write_run(tmp_path / "x", algo="gdpo", seed=1, curves={"r": [0.5] * 3}, dev_final={"all_rewards": 0.25})
+    report = compare_runs([load_run(run)])
+    assert report["algos"]["gdpo"]["dev_final"]["eval/all_rewards"] == {
+        "mean": 0.25, "ci": None, "n": 1, "values": {"seed1": 0.25}
+    }
+    assert report["headline"] == "eval/all_rewards"  # the named headline is not in the rows
+    assert report["paired"] == []
+
+
+# -------------------------------------------------------------------------------------------------- load_run
+
+
+def test_algo_and_seed_from_the_folder_name_without_run_json(tmp_path):
+    a = load_run(write_run(tmp_path / "gdpo-seed2", algo="gdpo", seed=2, curves={"r": [1.0]}, run_json=False), ALGOS)
+    assert (a.algo, a.seed, a.task, a.info) == ("gdpo", 2, None, {})
+    b = load_run(write_run(tmp_path / "sql-mrtpo", algo="mrtpo", seed=None, curves={"r": [1.0]}, run_json=False), ALGOS)
+    assert (b.algo, b.seed, b.task) == ("mrtpo", None, "sql")
+    assert b.reward_names == ["r"]  # from the metric keys
+
+
+def test_a_folder_name_that_tells_nothing_is_an_error(tmp_path):
+    folder = write_run(tmp_path / "compare-sql", algo="mrtpo", seed=1, curves={"r": [1.0]}, run_json=False)
+    with pytest.raises(MRTPOError, match=r"compare-sql: cannot tell the algorithm: no run.json.*mrtpo, gdpo, grpo"):
+        load_run(folder, ALGOS)
+
+
+def test_different_tasks_and_duplicate_seeds_are_errors(tmp_path):
+    a = write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0]}, task="sql")
+    b = write_run(tmp_path / "b", algo="gdpo", seed=1, curves={"r": [1.0]}, task="bfcl")
+    c = write_run(tmp_path / "c", algo="mrtpo", seed=1, curves={"r": [1.0]}, task="sql")
+    with pytest.raises(MRTPOError, match=r"different tasks .*a: sql; .*b: bfcl"):
+        compare_runs([load_run(a), load_run(b)])
+    with pytest.raises(MRTPOError, match=r"two mrtpo runs of seed 1: .*a and .*c"):
+        compare_runs([load_run(a), load_run(c)])
+
+
+def test_a_bad_metrics_line_is_an_error_naming_it(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2\n', encoding="utf-8")
+    with pytest.raises(MRTPOError, match=r"metrics.jsonl:2: not a JSON object"):
+        stats.read_jsonl(tmp_path / "metrics.jsonl")
