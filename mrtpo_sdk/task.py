@@ -72,10 +72,14 @@ class Task:
         block_separator: text placed between the prompt and each appended block.
         description: one line shown by the CLI.
         eval_split: the held-out split that ``mrtpo-sdk eval`` and evaluation during training use (``None``: the
-            task has none, so training does not evaluate).
+            task has none, so training does not evaluate). A fixed list of ``examples`` has no held-out split, so
+            the default ``"dev"`` becomes ``None`` there.
         metrics: ``fn(records) -> {name: value}``: the task's headline metrics (e.g. SQL ``execution_accuracy``)
             over a list of :class:`mrtpo_sdk.evaluation.EvalRecord` (each has ``.example``, ``.completion`` and
             ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training.
+        warm_start: ``fn(train_examples) -> extra examples`` added to the embedded policy's supervised warm start
+            only (their ``reference`` is the target); never used for RL or evaluation. E.g.
+            :func:`mrtpo_sdk.sql.warm_start.schema_examples`.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
@@ -92,6 +96,7 @@ class Task:
     description: str = ""
     eval_split: str | None = "dev"
     metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
+    warm_start: Callable[[list[Any]], Iterable[Any]] | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -119,10 +124,19 @@ class Task:
                 f"{where}: block_placement='in-prompt' needs prompt_without(example, verifier_name) that rebuilds "
                 f"the prompt without that constraint"
             )
+        if self.warm_start is not None and not callable(self.warm_start):
+            raise MRTPOError(f"{where}: warm_start must be a function train_examples -> extra examples")
         if self.metrics is not None and not callable(self.metrics):
             raise MRTPOError(f"{where}: metrics must be a function records -> {{name: value}}")
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
+        if not callable(self.examples) and self.eval_split is not None:
+            if self.eval_split != "dev":
+                raise MRTPOError(
+                    f"{where}: eval_split={self.eval_split!r} needs examples=fn(split, data=None); a fixed list of "
+                    f"examples has no held-out split"
+                )
+            self.eval_split = None  # a fixed list has one split: evaluating on it would score the training data
         if not (callable(self.examples) or isinstance(self.examples, Sequence)):
             raise MRTPOError(f"{where}: examples must be a list of examples or a function fn(split, data=None)")
 

@@ -26,14 +26,16 @@ POLICY_PRESETS: dict[str, dict[str, Any]] = {
 
 def policy_corpus(task: Any, examples: Sequence[Any]) -> tuple[list[str], list[tuple[list[dict], str]]]:
     """Text the embedded tokenizer must cover (prompts, references, their blocks) and the (prompt, reference)
-    pairs of the warm start. A text prompt is taught as one user message.
+    pairs of the warm start: the training examples, then the task's ``warm_start(examples)`` extras if it declares
+    them. A text prompt is taught as one user message.
 
     Raises:
         MRTPOError: the task declares no ``reference`` (or a verifier breaks its contract on a reference).
     """
     texts: list[str] = []
     pairs: list[tuple[list[dict], str]] = []
-    for ex in examples:
+    extra = list(task.warm_start(list(examples))) if getattr(task, "warm_start", None) is not None else []
+    for ex in [*examples, *extra]:
         prompt = task.rollout_prompt(ex)
         messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
         ref = task.reference_completion(ex)
