@@ -171,9 +171,15 @@ def train_command(rest: list[str]) -> int:
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
     if task.eval_split is not None:
-        # Held-out evaluation before training, every quarter of the run and after the last step (TrainingArguments
-        # reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
-        preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
+        data = _flag_value(rest, "--data")
+        try:
+            task.load_examples(task.eval_split, data)
+        except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
+            print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
+        else:
+            # Held-out evaluation before training, every quarter of the run and after the last step
+            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
+            preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
     if any(a == "--eval_steps" or a.startswith("--eval_steps=") for a in rest) and not any(
         a == "--eval_strategy" or a.startswith("--eval_strategy=") for a in rest
     ):
@@ -191,6 +197,17 @@ def train_command(rest: list[str]) -> int:
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
     return run_training(task, script_args, config, task_file=known.task)
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value of ``--flag VALUE`` / ``--flag=VALUE`` in ``argv`` (the last one), else ``None``."""
+    value = None
+    for i, a in enumerate(argv):
+        if a == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif a.startswith(flag + "="):
+            value = a.split("=", 1)[1]
+    return value
 
 
 def _train_parser(config_class):

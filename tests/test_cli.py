@@ -114,8 +114,15 @@ def test_train_sql_end_to_end(tmp_path, algo):
                           env={**__import__("os").environ, "MRTPO_SDK_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "trained 2 steps" in proc.stdout
-    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    every = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in every if "rewards/sql_format/mean" in r]
     assert [r["step"] for r in rows] == [1, 2]
+    evals = [r for r in every if "eval/execution_accuracy" in r]
+    assert [r["step"] for r in evals] == [0, 1, 2]  # held-out dev: before, every quarter (here every step), after
+    assert all(0.0 <= r["eval/execution_accuracy"] <= 1.0 for r in evals)
+    assert len(every) == len(rows) + len(evals)
+    assert "dev (dev, 42 examples, greedy), step 0 -> step 2:" in proc.stdout
+    assert (out / "policy" / "model.safetensors").is_file()
     for name in ("sql_format", "executes", "result_match"):
         assert all(0.0 <= r[f"rewards/{name}/mean"] <= 1.0 for r in rows)
     if algo == "mrtpo":

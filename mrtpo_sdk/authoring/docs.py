@@ -92,6 +92,8 @@ def _train_parser() -> argparse.ArgumentParser:
 def cli_markdown() -> str:
     """The whole ``docs/cli.md`` page as Markdown."""
     from ..lint.cli import lint_parser
+    from ..compare.cli import compare_parser
+    from ..evaluation.cli import eval_parser
     from .cli import check_parser, explain_parser, new_parser
 
     out = [
@@ -111,6 +113,8 @@ def cli_markdown() -> str:
         "| [`check`](#mrtpo-sdk-check) | do the reference completions earn full reward? a table per verifier |",
         "| [`explain`](#mrtpo-sdk-explain) | where each reward's credit lands on one completion (HTML, PNG, JSON) |",
         "| [`train`](#mrtpo-sdk-train) | train a policy on a task with MRTPO, GDPO or GRPO |",
+        "| [`eval`](#mrtpo-sdk-eval) | score a policy on a task's held-out split (table, `eval.json`) |",
+        "| [`compare`](#mrtpo-sdk-compare) | run or compare algorithms side by side over seeds ([compare.md](compare.md)) |",
         "",
     ]
     out += _section("mrtpo-sdk new", new_parser(), "mrtpo-sdk new NAME [--template TEMPLATE] [--dir DIR]")
@@ -141,7 +145,21 @@ def cli_markdown() -> str:
         "fields from YAML (flags override it). The defaults below are those of the embedded default policy (no "
         "`--model`); with `--model` TRL's own defaults apply, except `logging_steps=1`, `save_strategy=no`, "
         "`report_to=none`. Flags with underscores also accept dashes (`--max-steps`). TRL's `--beta` is the KL coefficient; MRTPO's redistribution strength is "
-        "`--mrtpo_beta`.",
+        "`--mrtpo_beta`. When the task has a held-out split (`Task(eval_split=...)`), training evaluates on it "
+        "greedily before the first step, every quarter of the run (`eval_steps=0.25`) and after the last step, "
+        "logging `eval/<metric>` rows to `metrics.jsonl`; `--eval_strategy no` turns that off, `--eval_steps N` "
+        "sets the interval. The final policy is saved to `OUTPUT_DIR/policy` (`--save_policy false` to skip).",
+    )
+    out += _section(
+        "mrtpo-sdk eval",
+        eval_parser(),
+        "mrtpo-sdk eval TASK_FILE [--model RUN_DIR|PATH|ID] [--split SPLIT] [--num_generations N] [options]",
+    )
+    out += _section(
+        "mrtpo-sdk compare",
+        compare_parser(),
+        "mrtpo-sdk compare TASK_FILE [--algos mrtpo,gdpo,grpo] [--seeds 1,2,3] [options] [--TRAIN_FLAG VALUE ...]\n"
+        "mrtpo-sdk compare RUN_DIR RUN_DIR ... [options]",
     )
     return "\n".join(out).rstrip() + "\n"
 
