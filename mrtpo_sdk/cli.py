@@ -171,7 +171,7 @@ def train_command(rest: list[str]) -> int:
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
     if task.eval_split is not None:
-        data = _flag_value(rest, "--data")
+        data = train_flag_value(rest, "data")
         try:
             task.load_examples(task.eval_split, data)
         except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
@@ -199,14 +199,15 @@ def train_command(rest: list[str]) -> int:
     return run_training(task, script_args, config, task_file=known.task)
 
 
-def _flag_value(argv: list[str], flag: str) -> str | None:
-    """The value of ``--flag VALUE`` / ``--flag=VALUE`` in ``argv`` (the last one), else ``None``."""
+def train_flag_value(flags: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` in train flags (the last one wins), else ``None``."""
     value = None
-    for i, a in enumerate(argv):
-        if a == flag and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif a.startswith(flag + "="):
-            value = a.split("=", 1)[1]
+    opt = f"--{name}"
+    for i, flag in enumerate(flags):
+        if flag == opt and i + 1 < len(flags):
+            value = flags[i + 1]
+        elif flag.startswith(opt + "="):
+            value = flag[len(opt) + 1 :]
     return value
 
 

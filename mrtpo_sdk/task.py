@@ -77,9 +77,6 @@ class Task:
         metrics: ``fn(records) -> {name: value}``: the task's headline metrics (e.g. SQL ``execution_accuracy``)
             over a list of :class:`mrtpo_sdk.evaluation.EvalRecord` (each has ``.example``, ``.completion`` and
             ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training.
-        warm_start: ``fn(train_examples) -> extra examples`` added to the embedded policy's supervised warm start
-            only (their ``reference`` is the target); never used for RL or evaluation. E.g.
-            :func:`mrtpo_sdk.sql.warm_start.schema_examples`.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
@@ -96,7 +93,6 @@ class Task:
     description: str = ""
     eval_split: str | None = "dev"
     metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
-    warm_start: Callable[[list[Any]], Iterable[Any]] | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -124,8 +120,6 @@ class Task:
                 f"{where}: block_placement='in-prompt' needs prompt_without(example, verifier_name) that rebuilds "
                 f"the prompt without that constraint"
             )
-        if self.warm_start is not None and not callable(self.warm_start):
-            raise MRTPOError(f"{where}: warm_start must be a function train_examples -> extra examples")
         if self.metrics is not None and not callable(self.metrics):
             raise MRTPOError(f"{where}: metrics must be a function records -> {{name: value}}")
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):

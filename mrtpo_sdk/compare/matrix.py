@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import MRTPOError
 
-__all__ = ["MatrixRun", "format_duration", "plan_matrix", "reuse_status", "run_matrix", "train_flag_value"]
+__all__ = ["MatrixRun", "format_duration", "plan_matrix", "reuse_status", "run_matrix"]
 
 
 @dataclass
@@ -44,18 +44,6 @@ def format_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-
-
-def train_flag_value(flags: Sequence[str], name: str) -> str | None:
-    """The value of ``--name V`` or ``--name=V`` in ``flags`` (the last one wins), else ``None``."""
-    value = None
-    opt = f"--{name}"
-    for i, flag in enumerate(flags):
-        if flag == opt and i + 1 < len(flags):
-            value = flags[i + 1]
-        elif flag.startswith(opt + "="):
-            value = flag[len(opt) + 1 :]
-    return value
 
 
 def reuse_status(path: Path, *, task: str, algo: str, seed: int, max_steps: int | None) -> tuple[bool, str]:
@@ -117,7 +105,9 @@ def run_matrix(
     from .. import cli  # looked up at call time: tests replace cli.train_command
 
     output_dir = Path(output_dir)
-    raw_steps = train_flag_value(train_flags, "max_steps")
+    from ..cli import train_flag_value
+
+    raw_steps = train_flag_value(list(train_flags), "max_steps")
     try:
         max_steps = int(raw_steps) if raw_steps is not None else None
     except ValueError:

@@ -241,8 +241,14 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
         row.append(_pct(s["replay_overhead_pct"]))
         table.add_row(*row)
     console.print(table)
+    shown = 0
     for p in report["paired"]:
+        if p["metric"].count("/") > 1:  # per-category breakdowns (dev/ast_accuracy/simple, ...): compare.md has them
+            continue
+        shown += 1
         console.print(f"{p['metric']}: {p['summary']}", highlight=False)
+    if shown < len(report["paired"]):
+        console.print(f"(+{len(report['paired']) - shown} per-category paired results in compare.md)", highlight=False)
     for run in report["runs"]:
         if run["finished"] is False:
             console.print(f"note: {run['path']} is unfinished (last step {run['last_step']})", highlight=False)

@@ -121,6 +121,10 @@ class DefaultPolicyConfig:
     """Truncate SFT sequences (prompt + completion) to this many tokens."""
     sft_max_pairs: int | None = None
     """Use at most this many SFT pairs (the first ones); ``None`` uses all."""
+    sft_block_contexts: bool = False
+    """Also teach each reference after its replay context ``P_all`` (the prompt with the reference's own blocks
+    appended, spec §3), so that the bootstrap policy, like a pretrained LLM, reads blocks in its context: the
+    replay's JS distance then reflects what a block says. Sampling prompts never carry blocks."""
     full_determinism: bool = False
     """Also enable ``torch.use_deterministic_algorithms`` during SFT (needed on GPU only;
     has process-wide side effects)."""

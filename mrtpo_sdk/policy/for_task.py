@@ -24,27 +24,30 @@ POLICY_PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def policy_corpus(task: Any, examples: Sequence[Any]) -> tuple[list[str], list[tuple[list[dict], str]]]:
+def policy_corpus(
+    task: Any, examples: Sequence[Any], *, block_contexts: bool = False
+) -> tuple[list[str], list[tuple[list[dict], str]]]:
     """Text the embedded tokenizer must cover (prompts, references, their blocks) and the (prompt, reference)
-    pairs of the warm start: the training examples, then the task's ``warm_start(examples)`` extras if it declares
-    them. A text prompt is taught as one user message.
+    pairs of the warm start. A text prompt is taught as one user message. With ``block_contexts`` (``sft_block_contexts``), each
+    reference is also taught after ``P_all``, its prompt with its own non-empty blocks appended (tasks with
+    ``block_placement="append"``).
 
     Raises:
         MRTPOError: the task declares no ``reference`` (or a verifier breaks its contract on a reference).
     """
     texts: list[str] = []
     pairs: list[tuple[list[dict], str]] = []
-    extra = list(task.warm_start(list(examples))) if getattr(task, "warm_start", None) is not None else []
-    for ex in [*examples, *extra]:
+    for ex in examples:
         prompt = task.rollout_prompt(ex)
         messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
         ref = task.reference_completion(ex)
         texts.extend(m["content"] for m in messages)
         texts.append(ref)
-        for result in task.score(ex, ref):
-            if result is not None and result.block:
-                texts.append(result.block)
+        blocks = ["" if r is None else r.block for r in task.score(ex, ref)]
+        texts.extend(b for b in blocks if b)
         pairs.append((messages, ref))
+        if block_contexts and task.block_placement == "append" and any(blocks):
+            pairs.append((task.with_blocks(messages, blocks), ref))
     return texts, pairs
 
 
@@ -69,6 +72,6 @@ def task_policy(
 
     if preset not in POLICY_PRESETS:
         raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {preset!r}")
-    texts, pairs = policy_corpus(task, examples)
     config = DefaultPolicyConfig(seed=seed, **POLICY_PRESETS[preset])
+    texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
     return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)

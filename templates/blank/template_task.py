@@ -81,4 +81,5 @@ task = Task(
     prompt=prompt,
     verifiers=[answer_format, correct_answer],
     reference=reference,
+    eval_split="validation",  # the held-out lines: `mrtpo-sdk eval` and evaluation during training score them
 )

@@ -113,4 +113,5 @@ task = Task(
     reference=reference,
     block_placement="in-prompt",
     prompt_without=prompt_without,
+    eval_split="validation",  # the held-out lines: `mrtpo-sdk eval` and evaluation during training score them
 )

@@ -92,4 +92,5 @@ task = Task(
     prompt=prompt,
     verifiers=[tool_format, function_choice, arguments],
     reference=reference,
+    eval_split="validation",  # the held-out lines: `mrtpo-sdk eval` and evaluation during training score them
 )
