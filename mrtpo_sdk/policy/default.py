@@ -90,8 +90,9 @@ class DefaultPolicyConfig:
     """Settings of the embedded default policy (all part of the cache key)."""
 
     # Tokenizer
-    vocab_size: int = 1024
-    """BPE vocabulary size including the 256 byte symbols and the 3 special tokens."""
+    vocab_size: int = 4096
+    """BPE vocabulary size including the 256 byte symbols and the 3 special tokens (an upper bound: BPE stops when
+    no pair repeats, e.g. at ~1,700 on the bundled SQL task, so most schema and SQL words are one token each)."""
 
     # Model (Qwen2 architecture)
     hidden_size: int = 128
@@ -105,11 +106,11 @@ class DefaultPolicyConfig:
     initializer_range: float = 0.02
 
     # Supervised warm start (TRL SFTTrainer)
-    sft_epochs: float = 16.0
+    sft_epochs: float = 40.0
     """Passes over the SFT pairs; the number of optimizer steps is capped by ``sft_max_steps``.
     (On the bundled SQL task, 186 pairs: 16 epochs = 384 steps, ~50 s on 2 CPU cores; completion
     NLL 7.0 -> 0.35; sampled answers are fenced SQL ~96% of the time and ~10% execute.)"""
-    sft_max_steps: int = 400
+    sft_max_steps: int = 700
     """Hard cap on optimizer steps (bounds build time for large tasks: ~0.13 s/step at batch 8
     and ~250-token prompts on 2 CPU cores). 0 disables warm start."""
     sft_learning_rate: float = 3e-3
@@ -121,7 +122,7 @@ class DefaultPolicyConfig:
     """Truncate SFT sequences (prompt + completion) to this many tokens."""
     sft_max_pairs: int | None = None
     """Use at most this many SFT pairs (the first ones); ``None`` uses all."""
-    sft_block_contexts: bool = False
+    sft_block_contexts: bool = True
     """Also teach each reference after its replay context ``P_all`` (the prompt with the reference's own blocks
     appended, spec §3), so that the bootstrap policy, like a pretrained LLM, reads blocks in its context: the
     replay's JS distance then reflects what a block says. Sampling prompts never carry blocks."""

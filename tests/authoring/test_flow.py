@@ -43,8 +43,12 @@ def test_new_author_flow(tmp_path, monkeypatch, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "trained 2 steps" in out
-    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    every = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in every if any(k.startswith("rewards/") for k in r)]
     assert [r["step"] for r in rows] == [1, 2]
+    # the template's held-out "validation" lines are scored before, during and after training
+    assert [r["step"] for r in every if "eval/all_rewards" in r] == [0, 1, 2]
+    assert "dev (validation, " in out
     for row in rows:
         for name in ("answer_format", "correct_answer"):
             assert 0.0 <= row[f"rewards/{name}/mean"] <= 1.0
