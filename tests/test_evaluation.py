@@ -195,6 +195,8 @@ def test_trainer_evaluates_at_start_and_end_and_logs_rows(tmp_path):
     assert [r["step"] for r in rows if "rewards/has_a/mean" in r] == [1, 2, 3]
     report = trainer.last_eval_report
     assert report.num_examples == 2 and report.greedy
+    returned = trainer.evaluate()  # Trainer's names too, for metric_for_best_model / EarlyStoppingCallback
+    assert returned["eval_all_a"] == returned["eval/all_a"] == pytest.approx(report.metrics["all_a"])
     assert evals[-1]["eval/all_a"] == pytest.approx(report.metrics["all_a"])
 
 

@@ -119,7 +119,9 @@ class MRTPOTrainer(GRPOTrainer):
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
         """Greedy (or ``num_generations_eval``-sampled) evaluation of the current policy on the held-out examples
         with :func:`mrtpo_sdk.evaluation.evaluate_policy`; logs ``eval/<reward>``, ``eval/all_rewards`` and
-        ``eval/<headline metric>`` (one ``metrics.jsonl`` row at the current step) and returns them.
+        ``eval/<headline metric>`` (one ``metrics.jsonl`` row at the current step) and returns them, also under
+        Trainer's names ``eval_<metric>`` (so ``--metric_for_best_model execution_accuracy`` and
+        ``EarlyStoppingCallback`` work).
 
         Replaces TRL's evaluation loop (which samples groups and computes the loss): a policy is judged here by
         what it answers, with the same prompt encoding (TRL's ``_tokenize_prompts``) as sampling.
@@ -152,9 +154,11 @@ class MRTPOTrainer(GRPOTrainer):
                     encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
                 )
                 self.last_eval_report = report
-                metrics = {f"{metric_key_prefix}/{k}": v for k, v in report.metrics.items() if v is not None}
-                metrics[f"{metric_key_prefix}/seconds"] = report.seconds
-                self.log(dict(metrics))
+                values = {k: v for k, v in report.metrics.items() if v is not None}
+                values["seconds"] = report.seconds
+                self.log({f"{metric_key_prefix}/{k}": v for k, v in values.items()})
+                # Trainer's own readers (metric_for_best_model, EarlyStoppingCallback) look for "eval_<name>".
+                metrics = {f"{metric_key_prefix}{sep}{k}": v for k, v in values.items() for sep in ("/", "_")}
             finally:
                 self.model.train(was_training)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
