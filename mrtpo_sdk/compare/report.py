@@ -163,7 +163,8 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
     import matplotlib.pyplot as plt
 
     panels = [(f"rewards/{r}/mean", f"train: {r}", True) for r in report["rewards"]]
-    panels += [(k, f"dev: {k.removeprefix('eval/')}", False) for k in report["dev_metrics"]]
+    # per-category breakdowns (eval/ast_accuracy/simple, ...) stay in compare.md: one panel per top-level metric
+    panels += [(k, f"dev: {k.removeprefix('eval/')}", False) for k in report["dev_metrics"] if k.count("/") == 1]
     ncols = min(4, max(1, len(panels)))
     nrows = max(1, math.ceil(len(panels) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
@@ -178,7 +179,8 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
             if not pts:
                 continue
             steps = [p[0] for p in pts]
-            color = colors[j % len(colors)]
+            known = ("mrtpo", "gdpo", "grpo")  # the same colour for an algo in every plot, whatever the input order
+            color = colors[known.index(algo) if algo in known else (len(known) + j) % len(colors)]
             marker = None if is_reward and len(pts) > 20 else "o"
             ax.plot(steps, [p[1] for p in pts], color=color, marker=marker, markersize=3,
                     label=f"{algo} (n={len(by_algo[algo])})")
@@ -188,6 +190,8 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
             ax.axhline(report["threshold"], color="grey", linestyle="--", linewidth=1,
                        label=f"threshold {report['threshold']:g}")
             ax.set_ylim(min(-0.05, report["threshold"] - 0.05), max(1.05, report["threshold"] + 0.05))
+        else:
+            ax.set_ylim(-0.05, 1.05)  # dev metrics are shares in [0, 1]
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
@@ -199,7 +203,7 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
         f"{report.get('task') or 'runs'}: mean over seeds, band = min–max (train: rewards/<r>/mean; dev: eval/*)",
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))  # room for the title above the first row
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     plt.close(fig)
