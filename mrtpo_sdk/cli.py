@@ -196,6 +196,12 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
+    if (
+        str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
+        and preset.get("eval_on_start")
+        and train_flag_value(flags, "eval_on_start") is None
+    ):
+        config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
     return run_training(task, script_args, config, task_file=known.task)
 
 

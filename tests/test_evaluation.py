@@ -258,3 +258,24 @@ def test_evaluate_policy_requires_examples():
     task = split_task()
     with pytest.raises(MRTPOError, match="no examples"):
         evaluate_policy(task, None, None, [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "flags, eval_steps",
+    [
+        (["--eval_strategy", "no"], []),  # off: no eval rows, no dev block
+        (["--eval_steps", "2"], [0, 2, 3]),  # --eval_steps alone takes effect (TRL's default strategy is "no")
+        (["--eval_on_start", "false", "--eval_steps", "5"], [3]),  # only after the last step
+    ],
+)
+def test_train_eval_flags_take_effect(tmp_path, capsys, flags, eval_steps):
+    run = tmp_path / "run"
+    rc = main(["train", str(ROOT / "tasks" / "sql.py"), "--policy_preset", "tiny", "--max_steps", "3",
+               "--per_device_train_batch_size", "8", "--output_dir", str(run), "--save_policy", "false", *flags])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    rows = read_metrics(run / "metrics.jsonl")
+    assert [r["step"] for r in rows if "eval/execution_accuracy" in r] == eval_steps
+    assert ("dev (dev, 42 examples, greedy)" in out) == (len(eval_steps) > 1)
+    assert not (run / "policy").exists() and "policy:  not saved (--save_policy false)" in out

@@ -89,12 +89,13 @@ class MRTPOTrainer(GRPOTrainer):
         self._pending: dict[str, Any] = {}
         self._timings: dict[str, float] = defaultdict(float)
         reward_funcs = [self._reward_function(k) for k in range(len(task.verifiers))]
-        evaluating = str(getattr(args.eval_strategy, "value", args.eval_strategy)) != "no"
+        evaluating = str(getattr(args.eval_strategy, "value", args.eval_strategy)) != "no" or args.eval_on_start
         if eval_examples is None and evaluating:
             if task.eval_split is None:
                 raise MRTPOError(
-                    f"eval_strategy={args.eval_strategy!r} but task {task.name!r} declares no eval_split; set "
-                    f"Task(eval_split=...), pass eval_examples=..., or use eval_strategy='no'"
+                    f"eval_strategy={str(getattr(args.eval_strategy, 'value', args.eval_strategy))!r} / "
+                    f"eval_on_start={args.eval_on_start} but task {task.name!r} declares no eval_split; set "
+                    f"Task(eval_split=...), pass eval_examples=..., or use eval_strategy='no', eval_on_start=False"
                 )
             eval_examples = task.load_examples(task.eval_split, data)
         self.eval_examples = list(eval_examples)[: args.eval_max_examples] if eval_examples is not None else None
