@@ -66,7 +66,8 @@ def explain_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         default=None,
-        help="Hugging Face model id or local path of the policy (default: the embedded bootstrap policy, as for train)",
+        help="the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder or a model id "
+        "(default: the embedded bootstrap policy, as for train)",
     )
     p.add_argument("--example", default=None, metavar="ID", help="id of the example (default: the first one)")
     p.add_argument(
@@ -185,14 +186,9 @@ def explain_command(argv: list[str]) -> int:
         )
         label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
     else:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from ..policy.pretrained import load_pretrained
 
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(args.model)
-            model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
-        except (OSError, ValueError) as exc:
-            raise MRTPOError(f"--model {args.model}: cannot load it ({str(exc).splitlines()[0]})") from None
-        label = args.model
+        model, tokenizer, label = load_pretrained(args.model)  # a run folder of train, a model folder or an id
     import torch
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
