@@ -621,7 +621,7 @@ def _build(task_name, texts, sft_pairs, config, key, workdir: Path, log):
     steps = config.sft_num_steps(len(pairs))
     loss_first = loss_last = None
     if steps:
-        log(f"[policy] warm start: SFT on {len(pairs)} reference answers, {steps} steps")
+        log(f"[policy] warm start: SFT on {len(pairs)} (prompt, reference) pairs, {steps} steps")
         t0 = time.perf_counter()
         warm_start(model, tokenizer, pairs, config, output_dir=workdir / "sft")
         timings["sft_s"] = time.perf_counter() - t0
