@@ -192,10 +192,9 @@ def explain_command(argv: list[str]) -> int:
     import torch
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
-    try:
-        model = model.to(device)
-    except (RuntimeError, AssertionError, ValueError) as exc:
-        raise MRTPOError(f"--device {args.device}: cannot move the policy there ({str(exc).splitlines()[0]})") from None
+    from ..policy.pretrained import to_device
+
+    model = to_device(model, device)
     temperature = args.temperature
     if temperature is None:
         temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0)) if args.model is None else 1.0

@@ -74,7 +74,7 @@ def eval_command(argv: list[str]) -> int:
     from ..cli import EMBEDDED_POLICY_DEFAULTS
     from ..loader import load_task
     from ..policy.for_task import POLICY_PRESETS, task_policy
-    from ..policy.pretrained import load_pretrained
+    from ..policy.pretrained import load_pretrained, to_device
     from .core import evaluate_policy
 
     for name in ("num_generations", "max_examples", "max_completion_length", "batch_size"):
@@ -103,7 +103,7 @@ def eval_command(argv: list[str]) -> int:
             log=lambda msg: print(msg, file=sys.stderr, flush=True),
         )
         label = f"embedded bootstrap policy ({args.policy_preset}, seed {args.seed}) from {path}"
-        model = model.to(device)
+        model = to_device(model, device)
     else:
         model, tokenizer, label = load_pretrained(args.model, device=device)
     defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS if embedded else {"temperature": 1.0, "max_completion_length": 256}

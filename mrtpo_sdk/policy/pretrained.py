@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_SUBDIR", "load_pretrained", "resolve_model"]
+__all__ = ["POLICY_SUBDIR", "load_pretrained", "resolve_model", "to_device"]
 
 #: Where ``mrtpo-sdk train`` saves the final policy inside its run folder.
 POLICY_SUBDIR = "policy"
@@ -49,6 +49,18 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
     if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
         tokenizer.pad_token = tokenizer.eos_token
     if device is not None:
-        loaded = loaded.to(device)
+        loaded = to_device(loaded, device)
     loaded.eval()
     return loaded, tokenizer, resolved
+
+
+def to_device(model: Any, device: str) -> Any:
+    """``model.to(device)``, with one clear error when that device is not there.
+
+    Raises:
+        MRTPOError: e.g. ``--device cuda`` on a machine without CUDA.
+    """
+    try:
+        return model.to(device)
+    except (RuntimeError, AssertionError, ValueError) as exc:
+        raise MRTPOError(f"--device {device}: cannot move the policy there ({str(exc).splitlines()[0]})") from None
