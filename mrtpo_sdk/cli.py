@@ -357,7 +357,7 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
             before, after = eval_rows[0], eval_rows[-1]
             n = len(trainer.eval_examples or [])
             print(f"dev ({task.eval_split}, {n} examples, greedy), step {before['step']} -> step {after['step']}:")
-            headline = run_info["headline_metrics"]
+            headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
             for key in [*headline, *task.verifier_names, "all_rewards"]:
                 b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")
                 if b is not None and a is not None:
