@@ -196,6 +196,8 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
+    if config.max_steps == 0:
+        return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
     if (
         str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
         and preset.get("eval_on_start")
@@ -281,6 +283,10 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
         model = resolve_model(model)  # a run folder of `train` -> its saved policy/
         _check_model(model)
         policy_label = str(model)
+        if Path(model).is_dir():
+            from .policy.pretrained import load_tokenizer
+
+            tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
     print(f"policy: {policy_label}", flush=True)
     print(
         f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
@@ -335,7 +341,9 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
             finished=trainer.state.global_step >= config.max_steps,
             elapsed_s=round(elapsed, 2),
             policy_dir=str(policy_dir) if script_args.save_policy else None,
-            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")} if eval_rows else None,
+            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")}
+            if eval_rows and eval_rows[0]["step"] == 0
+            else None,
             eval_after={k[5:]: v for k, v in eval_rows[-1].items() if k.startswith("eval/")}
             if len(eval_rows) > 1
             else None,
@@ -356,7 +364,9 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
         if len(eval_rows) > 1:
             before, after = eval_rows[0], eval_rows[-1]
             n = len(trainer.eval_examples or [])
-            print(f"dev ({task.eval_split}, {n} examples, greedy), step {before['step']} -> step {after['step']}:")
+            k = config.num_generations_eval or 1
+            mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
+            print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
             headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
             for key in [*headline, *task.verifier_names, "all_rewards"]:
                 b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")

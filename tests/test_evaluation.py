@@ -279,3 +279,34 @@ def test_train_eval_flags_take_effect(tmp_path, capsys, flags, eval_steps):
     assert [r["step"] for r in rows if "eval/execution_accuracy" in r] == eval_steps
     assert ("dev (dev, 42 examples, greedy)" in out) == (len(eval_steps) > 1)
     assert not (run / "policy").exists() and "policy:  not saved (--save_policy false)" in out
+
+
+def test_a_saved_embedded_policy_reloads_with_the_tokenizer_it_was_trained_with(tmp_path):
+    from mrtpo_sdk.policy import DefaultPolicyConfig, build_model, build_tokenizer
+    from mrtpo_sdk.policy.pretrained import load_pretrained
+
+    texts = ["SELECT count(*) FROM t WHERE x > 2000000 AND y = 12"] * 20 + ["plays 100000 and 2024"] * 20
+    tok = build_tokenizer(texts, vocab_size=400)
+    model = build_model(tok, DefaultPolicyConfig(vocab_size=400, hidden_size=16, num_hidden_layers=1,
+                                                 intermediate_size=32, num_attention_heads=2, num_key_value_heads=1))
+    run = tmp_path / "run"
+    model.save_pretrained(run / "policy")
+    tok.save_pretrained(run / "policy")
+    _, loaded, path = load_pretrained(str(run))  # a run folder: its policy/
+    assert path == str(run / "policy")
+    for text in texts[:1] + texts[-1:]:
+        assert loaded(text)["input_ids"] == tok(text)["input_ids"], text  # digit runs stay as trained
+    assert loaded.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True) == \
+        tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+
+
+def test_a_missing_relative_run_folder_is_not_a_hub_id(tmp_path, monkeypatch, capsys):
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", str(ROOT / "tasks" / "sql.py"), "--model", "runs/sql-mrtpo"]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_max_steps_zero_is_one_line(capsys):
+    assert main(["train", str(ROOT / "tasks" / "sql.py"), "--max_steps", "0", "--policy_preset", "tiny"]) == 2
+    assert "--max_steps must be a positive number" in capsys.readouterr().err

@@ -81,7 +81,9 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     while i < len(argv):
         arg = argv[i]
         name = arg.split("=", 1)[0]
-        if name in _OWN_OPTIONS:
+        if name.startswith("--") and name.replace("-", "_")[2:] in {o[2:] for o in _OWN_OPTIONS}:
+            # compare's own option, also spelled with dashes as train accepts (--output-dir): never passed to train
+            arg = "--" + name[2:].replace("-", "_") + arg[len(name):]
             own.append(arg)
             if "=" not in arg and i + 1 < len(argv):
                 own.append(argv[i + 1])

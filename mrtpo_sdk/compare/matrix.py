@@ -7,7 +7,8 @@ algos of one seed start from the same initial policy (the embedded policy is bui
 seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
 
 A folder whose ``run.json`` says ``finished: true`` for the same task, algo and seed (and the same ``max_steps`` when
-the train flags set ``--max_steps``) is reused, not retrained; any other run in the folder (unfinished, no
+the train flags set ``--max_steps``) and trained by the matrix with the same train flags (``compare_flags.json``) is
+reused, not retrained; any other run in the folder (unfinished, no
 ``run.json``, other settings) is trained again, which the progress output says in one line.
 """
 
@@ -46,7 +47,13 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-def reuse_status(path: Path, *, task: str, algo: str, seed: int, max_steps: int | None) -> tuple[bool, str]:
+#: Written into each run folder the matrix trains: the train flags it was trained with (the reuse check).
+FLAGS_FILE = "compare_flags.json"
+
+
+def reuse_status(
+    path: Path, *, task: str, algo: str, seed: int, max_steps: int | None, train_flags: Sequence[str] | None = None
+) -> tuple[bool, str]:
     """Whether ``path`` already holds this finished run, and the one-line reason when it is (re)trained."""
     run_json = path / "run.json"
     if not path.exists() or not any(path.iterdir()):
@@ -73,18 +80,34 @@ def reuse_status(path: Path, *, task: str, algo: str, seed: int, max_steps: int 
         return False, f"re-running: the folder holds a finished run of {info.get('max_steps')} steps, not {max_steps}"
     if not (path / "metrics.jsonl").is_file():
         return False, "re-running: the folder has no metrics.jsonl"
+    if train_flags is not None:
+        try:
+            stored = json.loads((path / FLAGS_FILE).read_text(encoding="utf-8")).get("train_flags")
+        except (OSError, ValueError, AttributeError):
+            stored = None
+        if stored is None and list(train_flags):
+            return False, f"re-running: the train flags of that run are unknown (no {FLAGS_FILE})"
+        if stored is not None and list(stored) != list(train_flags):
+            return False, f"re-running: it was trained with other train flags ({' '.join(stored) or 'none'})"
     return True, f"finished run reused ({info.get('global_step', info.get('max_steps'))} steps)"
 
 
 def plan_matrix(
-    output_dir: Path, task: str, algos: Sequence[str], seeds: Sequence[int], max_steps: int | None
+    output_dir: Path,
+    task: str,
+    algos: Sequence[str],
+    seeds: Sequence[int],
+    max_steps: int | None,
+    train_flags: Sequence[str] | None = None,
 ) -> list[MatrixRun]:
     """The matrix cells in training order: seeds outer, algos inner."""
     cells = []
     for seed in seeds:
         for algo in algos:
             path = Path(output_dir) / f"{algo}-seed{seed}"
-            reuse, note = reuse_status(path, task=task, algo=algo, seed=seed, max_steps=max_steps)
+            reuse, note = reuse_status(
+                path, task=task, algo=algo, seed=seed, max_steps=max_steps, train_flags=train_flags
+            )
             cells.append(MatrixRun(algo, seed, path, reuse, note))
     return cells
 
@@ -112,7 +135,7 @@ def run_matrix(
         max_steps = int(raw_steps) if raw_steps is not None else None
     except ValueError:
         max_steps = None  # train reports the bad value
-    cells = plan_matrix(output_dir, task, algos, seeds, max_steps)
+    cells = plan_matrix(output_dir, task, algos, seeds, max_steps, list(train_flags))
     start = clock()
     durations: list[float] = []
     to_train = sum(not c.reuse for c in cells)
@@ -138,5 +161,7 @@ def run_matrix(
                 f"training {cell.algo} seed {cell.seed} ({cell.path}) stopped with exit status {code}; the runs "
                 f"finished before it are reused when compare is run again"
             )
+        if cell.path.is_dir():
+            (cell.path / FLAGS_FILE).write_text(json.dumps({"train_flags": list(train_flags)}) + "\n", encoding="utf-8")
         durations.append(clock() - began)
     return cells

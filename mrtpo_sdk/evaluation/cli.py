@@ -38,8 +38,8 @@ def eval_parser() -> argparse.ArgumentParser:
         "--temperature",
         type=float,
         default=None,
-        help="sampling temperature with --num_generations > 1 (default: train's: 0.8 for the embedded policy, 1.0 "
-        "with --model)",
+        help="sampling temperature with --num_generations > 1 (default: train's: the run's own for a run folder, 0.8 "
+        "for the embedded policy, 1.0 for another --model)",
     )
     p.add_argument("--top_p", type=float, default=1.0, help="nucleus sampling with --num_generations > 1 (default 1)")
     p.add_argument("--max_examples", type=int, default=None, help="score only the first N examples (default: all)")
@@ -47,7 +47,8 @@ def eval_parser() -> argparse.ArgumentParser:
         "--max_completion_length",
         type=int,
         default=None,
-        help="new tokens at most (default: train's: 64 for the embedded policy, 256 with --model)",
+        help="new tokens at most (default: train's: the run's own for a run folder, 64 for the embedded policy, 256 "
+        "for another --model)",
     )
     p.add_argument("--batch_size", type=int, default=16, help="sequences per generate call (default 16)")
     p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy and of sampling (default 42, "
@@ -107,6 +108,9 @@ def eval_command(argv: list[str]) -> int:
     else:
         model, tokenizer, label = load_pretrained(args.model, device=device)
     defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS if embedded else {"temperature": 1.0, "max_completion_length": 256}
+    run_args = _run_args(args.model) if not embedded else {}
+    if run_args:  # a run folder of train: score it as it was trained (its sampling settings)
+        defaults = {k: run_args.get(k, v) for k, v in defaults.items()}
     temperature = args.temperature if args.temperature is not None else float(defaults["temperature"])
     max_len = args.max_completion_length or int(defaults["max_completion_length"])
     torch.manual_seed(args.seed)
@@ -136,6 +140,19 @@ def eval_command(argv: list[str]) -> int:
     render_report(report)
     print(f"eval:    {target}" + (" (replaced the previous eval.json there)" if replaced else ""))
     return 0
+
+
+def _run_args(model: str) -> dict[str, Any]:
+    """The training settings recorded in ``RUN_DIR/run.json`` (``{}`` when ``model`` is not a run folder)."""
+    import json
+
+    path = Path(model) / "run.json"
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")).get("args") or {})
+    except (OSError, ValueError, TypeError):
+        return {}
 
 
 def render_report(report) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_SUBDIR", "load_pretrained", "resolve_model", "to_device"]
+__all__ = ["POLICY_SUBDIR", "load_pretrained", "load_tokenizer", "resolve_model", "to_device"]
 
 #: Where ``mrtpo-sdk train`` saves the final policy inside its run folder.
 POLICY_SUBDIR = "policy"
@@ -32,7 +32,12 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
 
     resolved = resolve_model(model)
     path = Path(resolved)
-    looks_local = path.exists() or resolved.startswith((".", "/", "~")) or resolved.count("/") > 1
+    looks_local = (
+        path.exists()
+        or resolved.startswith((".", "/", "~"))
+        or resolved.count("/") > 1
+        or (path.parent != Path(".") and path.parent.is_dir())  # runs/sql-mrtpo: a folder here, not a hub id
+    )
     if looks_local and not path.is_dir():
         raise MRTPOError(f"--model {model}: no such folder; pass a run folder, a model folder or a model id")
     if path.is_dir() and not (path / "config.json").is_file():
@@ -41,7 +46,7 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
             f"of a saved model or a run folder of `mrtpo-sdk train`"
         )
     try:
-        tokenizer = AutoTokenizer.from_pretrained(resolved)
+        tokenizer = load_tokenizer(resolved) if path.is_dir() else AutoTokenizer.from_pretrained(resolved)
         loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -64,3 +69,27 @@ def to_device(model: Any, device: str) -> Any:
         return model.to(device)
     except (RuntimeError, AssertionError, ValueError) as exc:
         raise MRTPOError(f"--device {device}: cannot move the policy there ({str(exc).splitlines()[0]})") from None
+
+
+def load_tokenizer(folder: str | Path) -> Any:
+    """The tokenizer saved in ``folder``, exactly as it was saved.
+
+    A tokenizer saved from a plain ``tokenizers`` backend (the embedded policy's: ``tokenizer_class`` is
+    ``TokenizersBackend`` or ``PreTrainedTokenizerFast``) is loaded with :class:`PreTrainedTokenizerFast`, which
+    reads ``tokenizer.json`` as it is; ``AutoTokenizer`` would pick the model type's class (``Qwen2Tokenizer``) and
+    replace the pre-tokenizer, splitting digit runs the policy was trained on whole. Anything else: ``AutoTokenizer``.
+    """
+    import json
+
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    config = Path(folder) / "tokenizer_config.json"
+    cls = None
+    if config.is_file():
+        try:
+            cls = json.loads(config.read_text(encoding="utf-8")).get("tokenizer_class")
+        except (OSError, ValueError):
+            cls = None
+    if cls in ("TokenizersBackend", "PreTrainedTokenizerFast") and (Path(folder) / "tokenizer.json").is_file():
+        return PreTrainedTokenizerFast.from_pretrained(str(folder))
+    return AutoTokenizer.from_pretrained(str(folder))

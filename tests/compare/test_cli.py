@@ -153,6 +153,7 @@ def test_finished_runs_are_reused_and_unfinished_ones_rerun(trainer, tmp_path, c
     out = tmp_path / "m"
     curves = {"tags": [1.0] * 4, "word": [0.0] * 4}
     write_run(out / "mrtpo-seed1", algo="mrtpo", seed=1, task="toy", curves=curves, max_steps=4)  # reused
+    (out / "mrtpo-seed1" / "compare_flags.json").write_text(json.dumps({"train_flags": ["--max_steps", "4"]}))
     write_run(out / "gdpo-seed1", algo="gdpo", seed=1, task="toy", curves=curves, max_steps=4, finished=False)
     write_run(out / "mrtpo-seed2", algo="mrtpo", seed=2, task="toy", curves=curves, max_steps=8)  # other max_steps
     write_run(out / "gdpo-seed2", algo="gdpo", seed=2, task="toy", curves=curves, run_json=False)
@@ -215,3 +216,24 @@ def test_eta_is_the_mean_run_time_times_the_runs_left(tmp_path, monkeypatch):
         f"[2/3] gdpo seed 1 -> {tmp_path / 'gdpo-seed1'} (elapsed 1m40s, ETA 3m20s)",
         f"[3/3] grpo seed 1 -> {tmp_path / 'grpo-seed1'} (elapsed 3m20s, ETA 1m40s)",
     ]
+
+
+def test_dashed_spelling_of_compares_own_options_is_compares():
+    from mrtpo_sdk.compare.cli import split_argv
+
+    own, train = split_argv(["tasks/sql.py", "--max_steps", "2", "--output-dir", "/tmp/x", "--seeds=1"])
+    assert own == ["tasks/sql.py", "--output_dir", "/tmp/x", "--seeds=1"]
+    assert train == ["--max_steps", "2"]
+
+
+def test_a_run_trained_with_other_flags_is_rerun(trainer, tmp_path, capsys):
+    out = tmp_path / "m"
+    write_run(out / "grpo-seed3", algo="grpo", seed=3, task="toy", curves={"tags": [1.0] * 5}, max_steps=5)
+    (out / "grpo-seed3" / "compare_flags.json").write_text(json.dumps({"train_flags": ["--learning_rate", "0.1"]}))
+    assert main(["compare", TOY_TASK, "--algos", "grpo", "--seeds", "3", "--output_dir", str(out),
+                 "--learning_rate", "0.5"]) == 0
+    assert called(trainer) == [("grpo", "3")]
+    assert "re-running: it was trained with other train flags (--learning_rate 0.1)" in capsys.readouterr().out
+    assert json.loads((out / "grpo-seed3" / "compare_flags.json").read_text()) == {
+        "train_flags": ["--learning_rate", "0.5"]
+    }
