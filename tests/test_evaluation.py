@@ -310,3 +310,20 @@ def test_a_missing_relative_run_folder_is_not_a_hub_id(tmp_path, monkeypatch, ca
 def test_max_steps_zero_is_one_line(capsys):
     assert main(["train", str(ROOT / "tasks" / "sql.py"), "--max_steps", "0", "--policy_preset", "tiny"]) == 2
     assert "--max_steps must be a positive number" in capsys.readouterr().err
+
+
+def test_sampled_evaluation_does_not_move_the_training_trajectory(tmp_path):
+    task = load_task(FIXTURES / "letters_task.py")
+    with_dev = Task(name="letters-dev", examples=lambda split: task.load_examples()[:6] if split == "train"
+                    else task.load_examples()[6:], prompt=task.prompt, verifiers=task.verifiers)
+
+    def run(name, **kw):
+        model, tok = tiny_policy(task)
+        args = config(tmp_path / name, max_steps=3, **kw)
+        MRTPOTrainer(with_dev, model, args, processing_class=tok).train()
+        rows = read_metrics(Path(args.output_dir) / "metrics.jsonl")
+        return [(r["step"], r["loss"], r["rewards/has_a/mean"]) for r in rows if "loss" in r]
+
+    plain = run("plain")
+    evaluated = run("evaluated", eval_strategy="steps", eval_steps=1, eval_on_start=True, num_generations_eval=2)
+    assert plain == evaluated and len(plain) == 3

@@ -139,27 +139,30 @@ class MRTPOTrainer(GRPOTrainer):
             model = self.accelerator.unwrap_model(self.model)
             was_training = self.model.training
             self.model.eval()  # TRL's log() then merges (empty) eval metrics, never the step's train metrics
+            devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
             try:
-                k = self.args.num_generations_eval or 1
-                report = evaluate_policy(
-                    self.task,
-                    model,
-                    self.processing_class,
-                    self.eval_examples,
-                    split=self.task.eval_split or "eval",
-                    num_generations=k,
-                    temperature=self.temperature,
-                    top_p=self.top_p,
-                    max_completion_length=self.max_completion_length,
-                    batch_size=self.args.per_device_eval_batch_size,
-                    encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
-                )
+                samples = self.args.num_generations_eval or 1
+                # a sampled evaluation (samples > 1) draws from its own copy of the RNG: training's stays put
+                with torch.random.fork_rng(devices=devices):
+                    report = evaluate_policy(
+                        self.task,
+                        model,
+                        self.processing_class,
+                        self.eval_examples,
+                        split=self.task.eval_split or "eval",
+                        num_generations=samples,
+                        temperature=self.temperature,
+                        top_p=self.top_p,
+                        max_completion_length=self.max_completion_length,
+                        batch_size=self.args.per_device_eval_batch_size,
+                        encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
+                    )
                 self.last_eval_report = report
-                values = {k: v for k, v in report.metrics.items() if v is not None}
+                values = {name: v for name, v in report.metrics.items() if v is not None}
                 values["seconds"] = report.seconds
-                self.log({f"{metric_key_prefix}/{k}": v for k, v in values.items()})
+                self.log({f"{metric_key_prefix}/{name}": v for name, v in values.items()})
                 # Trainer's own readers (metric_for_best_model, EarlyStoppingCallback) look for "eval_<name>".
-                metrics = {f"{metric_key_prefix}{sep}{k}": v for k, v in values.items() for sep in ("/", "_")}
+                metrics = {f"{metric_key_prefix}{sep}{name}": v for name, v in values.items() for sep in ("/", "_")}
             finally:
                 self.model.train(was_training)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
