@@ -10,6 +10,8 @@
 ``docs/cli.md`` (the authoring tools, :mod:`mrtpo_sdk.authoring`).
 
 Exit status: 0 on success, 2 on a user mistake (one ``error:`` line naming what to fix), 1 on an internal error.
+``mrtpo-sdk --debug COMMAND ...`` (or ``COMMAND ... --debug``, or ``MRTPO_DEBUG=1``) re-raises a user mistake with
+its full traceback instead.
 """
 
 from __future__ import annotations
@@ -82,13 +84,34 @@ def _error(message: str) -> int:
     return 2
 
 
+def _debug_requested(argv: list[str]) -> tuple[list[str], bool]:
+    """Strip ``--debug`` (before the command or among its flags, never after ``--``) from ``argv``; ``MRTPO_DEBUG=1``
+    in the environment asks for it too."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    if debug:
+        argv = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    env = os.environ.get("MRTPO_DEBUG", "").strip().lower()
+    return argv, debug or env not in ("", "0", "false", "no", "off")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug (a flag of mrtpo-sdk itself, accepted anywhere among a command's flags) or MRTPO_DEBUG=1: a user
+    # mistake re-raises with its full traceback instead of the one `error:` line. Stripped here, so that train's
+    # TRL parser never sees it.
+    argv, debug = _debug_requested(argv)
     parser = argparse.ArgumentParser(
         prog="mrtpo-sdk",
         description="Train language models with RL against several verifiable rewards, with MRTPO.",
     )
     parser.add_argument("--version", action="version", version=f"mrtpo-sdk {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error, show the full Python traceback instead of one line (also MRTPO_DEBUG=1; may also "
+        "follow the command, e.g. `mrtpo-sdk train TASK --debug`)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser(
         "train",
@@ -130,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
         return 2
     except MRTPOError as exc:
+        if debug:
+            raise
         return _error(str(exc))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -145,9 +170,38 @@ def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return pre.parse_known_args(rest)
 
 
+def _config_file_values(rest: list[str]) -> dict[str, Any]:
+    """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
+    path = train_flag_value(rest, "config")
+    if not path:
+        return {}
+    try:
+        import yaml
+
+        values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - the parser below gives the one-line error
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
+    """A train setting as the user gave it: the command-line flag, else the ``--config`` key, else ``None``."""
+    value = train_flag_value(rest, name)
+    if value is None and file_values.get(name) is not None:
+        value = file_values[name]
+    return value
+
+
 def train_command(rest: list[str]) -> int:
-    """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are."""
+    """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
+
+    Flags and ``--config`` keys behave alike (a flag wins): ``algo``, ``model``, ``data`` and the evaluation
+    settings choose the presets and the output folder either way."""
     known, _ = _pre_parse(rest)
+    file_values = _config_file_values(rest)
+    for name in ("algo", "model"):
+        if train_flag_value(rest, name) is None and file_values.get(name) is not None:
+            setattr(known, name, str(file_values[name]))
     from .trainer import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
     if known.algo not in ALGORITHMS:
@@ -171,7 +225,7 @@ def train_command(rest: list[str]) -> int:
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
     if task.eval_split is not None:
-        data = train_flag_value(rest, "data")
+        data = _given(rest, file_values, "data")
         try:
             task.load_examples(task.eval_split, data)
         except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
@@ -180,9 +234,7 @@ def train_command(rest: list[str]) -> int:
             # Held-out evaluation before training, every quarter of the run and after the last step
             # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
             preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
-    if any(a == "--eval_steps" or a.startswith("--eval_steps=") for a in rest) and not any(
-        a == "--eval_strategy" or a.startswith("--eval_strategy=") for a in rest
-    ):
+    if _given(rest, file_values, "eval_steps") is not None and _given(rest, file_values, "eval_strategy") is None:
         preset["eval_strategy"] = "steps"  # --eval_steps alone would otherwise be ignored (TRL's default is "no")
     hf_parser.set_defaults(**preset)
     flags = [a for a in rest if a != known.task]
@@ -201,7 +253,7 @@ def train_command(rest: list[str]) -> int:
     if (
         str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
         and preset.get("eval_on_start")
-        and train_flag_value(flags, "eval_on_start") is None
+        and _given(flags, file_values, "eval_on_start") is None
     ):
         config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
     return run_training(task, script_args, config, task_file=known.task)
@@ -260,8 +312,16 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
     from .policy.pretrained import POLICY_SUBDIR
     from .trainer import MRTPOTrainer
     from .trainer.callbacks import RichProgressCallback, read_metrics
+    from .trainer.runs import prepare_output_dir, resolve_checkpoint
+    from .trainer.trainer import require_enough_examples
 
     examples = task.load_examples("train", script_args.data)
+    # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint.
+    require_enough_examples(len(examples), config, what=f"task {task.name!r}")
+    out = Path(config.output_dir)
+    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
+    if checkpoint is None:
+        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
     model: Any = script_args.model
     tokenizer = None
     if model is None:
@@ -278,10 +338,9 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
             f"from {path}"
         )
     else:
-        from .policy.pretrained import resolve_model
+        from .policy.pretrained import check_model
 
-        model = resolve_model(model)  # a run folder of `train` -> its saved policy/
-        _check_model(model)
+        model = check_model(model)  # one line when nothing loadable is there; a run folder -> its saved policy/
         policy_label = str(model)
         if Path(model).is_dir():
             from .policy.pretrained import load_tokenizer
@@ -305,7 +364,6 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # the progress bar shows the rewards; metrics.jsonl has every log
-    out = Path(config.output_dir)
     run_info = {
         "task": task.name,
         "task_file": str(task_file) if task_file else None,
@@ -317,13 +375,14 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
         "reward_names": task.verifier_names,
         "policy": policy_label,
         "policy_dir": None,
+        "resumed_from": checkpoint,
         "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
         "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
     }
     if trainer.accelerator.is_main_process:
         _write_run_info(out, run_info)
     start = time.perf_counter()
-    trainer.train()
+    trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
     elapsed = time.perf_counter() - start
     policy_dir = out / POLICY_SUBDIR
     if script_args.save_policy:
@@ -350,10 +409,14 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
             headline_metrics=list(trainer.last_eval_report.headline_names) if trainer.last_eval_report else [],
         )
         _write_run_info(out, run_info)
-        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s")
+        resumed = f" (resumed from {checkpoint})" if checkpoint else ""
+        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s{resumed}")
         window = max(1, min(10, len(train_rows) // 2))
-        print(f"mean reward, first {window} -> last {window} steps:")
-        for name in task.verifier_names:
+        if train_rows:
+            print(f"mean reward, first {window} -> last {window} steps:")
+        else:
+            print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
+        for name in task.verifier_names if train_rows else []:
             key = f"rewards/{name}/mean"
             vals = [r[key] for r in train_rows if r.get(key) is not None]
             if vals:
@@ -406,20 +469,6 @@ def _write_run_info(out: Path, info: dict[str, Any]) -> None:
     tmp = out / "run.json.tmp"
     tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / "run.json")
-
-
-def _check_model(model: str) -> None:
-    """Fail early, in one line, when --model names nothing loadable."""
-    from transformers import AutoConfig
-
-    try:
-        AutoConfig.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise MRTPOError(
-            f"--model {model}: cannot be loaded ({first}); pass a local model folder (with config.json) or a "
-            f"Hugging Face model id reachable from this machine"
-        ) from None
 
 
 def entrypoint() -> None:  # pragma: no cover - console script

@@ -80,7 +80,7 @@ def broken(example, completion):
 
 task = Task(
     name="broken",
-    examples=[{{"id": f"ex-{{i}}", "word": w}} for i, w in enumerate(["apple", "river", "stone", "cloud"])],
+    examples=[{{"id": f"ex-{{i}}", "word": w}} for i, w in enumerate(["apple", "river", "stone", "cloud", "grass", "flame", "ocean", "tiger"])],
     prompt=lambda ex: [{{"role": "user", "content": "Spell " + ex["word"]}}],
     verifiers=[ok, broken],
     reference=lambda ex: ex["word"],
@@ -135,7 +135,7 @@ def test_train_sql_end_to_end(tmp_path, algo):
     [
         (["--max_steps", "three"], "invalid int value: 'three'"),
         (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
-        (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: cannot be loaded"),
+        (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
     ],
 )
 def test_bad_options_are_one_line(capsys, args, fragment):

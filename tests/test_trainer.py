@@ -171,6 +171,6 @@ def test_a_new_run_clears_the_previous_runs_logs(tmp_path):
 
     for name in ("metrics.jsonl", "samples.jsonl", "credit-step5.html", "credit-step10.html", "keep.txt"):
         (tmp_path / name).write_text("old run")
-    MetricsJSONLCallback(tmp_path).on_train_begin(None, SimpleNamespace(is_world_process_zero=True), None)
+    MetricsJSONLCallback(tmp_path).on_train_begin(None, SimpleNamespace(is_world_process_zero=True, global_step=0), None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "metrics.jsonl"]
     assert (tmp_path / "metrics.jsonl").read_text() == ""

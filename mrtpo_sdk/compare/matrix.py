@@ -129,6 +129,7 @@ def run_matrix(
 
     output_dir = Path(output_dir)
     from ..cli import train_flag_value
+    from ..trainer.runs import previous_run_files
 
     raw_steps = train_flag_value(list(train_flags), "max_steps")
     try:
@@ -152,6 +153,8 @@ def run_matrix(
             log(f"      {cell.note}")
         began = clock()
         argv = [task_spec, "--algo", cell.algo, "--seed", str(cell.seed), "--output_dir", str(cell.path), *train_flags]
+        if previous_run_files(cell.path) and train_flag_value(list(train_flags), "overwrite_output_dir") is None:
+            argv += ["--overwrite_output_dir", "true"]  # the note above said why this run is trained again
         try:
             code = cli.train_command(argv)
         except MRTPOError as exc:

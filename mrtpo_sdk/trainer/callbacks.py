@@ -9,6 +9,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from .runs import truncate_logs
+
 __all__ = ["EvaluateAtEndCallback", "MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
 
 
@@ -25,6 +27,9 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
 class MetricsJSONLCallback(TrainerCallback):
     """Appends every training log (one per ``logging_steps``) to ``OUTPUT_DIR/metrics.jsonl`` on the main process.
 
+    A new run starts the file (and the sample logs) afresh; a run resumed from the checkpoint of step N keeps the
+    rows of steps <= N and drops later ones (:func:`~mrtpo_sdk.trainer.runs.truncate_logs`).
+
     Each row holds ``step`` and TRL's metrics: ``rewards/<verifier>/mean``, ``reward``, ``mrtpo/replayed_fraction``,
     ``mrtpo/beta_n``, ``mrtpo/cap_factor``, ``time/generation``, ``time/scoring``, ``time/replay``, ``time/update``
     (seconds), ``loss``, ...
@@ -34,10 +39,14 @@ class MetricsJSONLCallback(TrainerCallback):
         self.path = Path(output_dir) / "metrics.jsonl"
 
     def on_train_begin(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not state.is_world_process_zero:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if state.global_step > 0:  # resumed from a checkpoint: keep the rows up to it, drop the killed run's later ones
+            truncate_logs(self.path.parent, state.global_step)
+            self.path.touch()
+        else:  # a new run (MRTPOTrainer.train refused a folder holding a previous one unless overwrite_output_dir)
             self.path.write_text("", encoding="utf-8")
-            # A new run in the same folder starts new sample logs (old ones would mix with this run's).
             (self.path.parent / "samples.jsonl").unlink(missing_ok=True)
             for page in self.path.parent.glob("credit-step*.html"):
                 page.unlink()

@@ -5,6 +5,7 @@ TRL's ``beta`` is the KL coefficient; the MRTPO mixing coefficient of spec §5 i
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 
@@ -15,6 +16,8 @@ from trl import GRPOConfig
 __all__ = ["MRTPOConfig", "ALGORITHMS"]
 
 ALGORITHMS = ("mrtpo", "gdpo", "grpo")
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +52,26 @@ class MRTPOConfig(GRPOConfig):
         ``num_generations_eval`` (TRL's field) is the number of completions per example: ``None`` or 1 = greedy
             (MRTPO's default; TRL's would be ``num_generations``), k > 1 = sampled at ``temperature`` with pass@k.
         ``per_device_eval_batch_size`` is the number of sequences per ``generate`` call of an evaluation.
+
+    Runs (see :meth:`MRTPOTrainer.train <mrtpo_sdk.trainer.MRTPOTrainer.train>`):
+        overwrite_output_dir (`bool`, defaults to False): train into an ``output_dir`` that holds a previous run
+            (``run.json``, ``metrics.jsonl``, samples, credit pages, ``checkpoint-*``, ``policy/``), removing those
+            files first with a note; without it such a folder raises :class:`~mrtpo_sdk.errors.MRTPOError`.
+        ``resume_from_checkpoint`` (TRL's/Trainer's field) takes effect: a checkpoint folder, a run folder (its
+            latest complete checkpoint) or ``"true"`` (the latest complete checkpoint of ``output_dir``).
+
+    TRL fields this trainer interprets (each either takes effect or is rejected here with one line):
+        reward_weights: one weight per verifier; when set it **replaces** the task's ``Verifier(weight=...)``
+            values (length checked by the trainer; >= 0, at least one > 0).
+        multi_objective_aggregation: follows ``algo`` (``"sum_then_normalize"`` for GRPO, ``"normalize_then_sum"``
+            for GDPO and MRTPO); leave it unset; a contradicting value raises ``ValueError``.
+        scale_rewards: only ``"group"`` (TRL's default; the spec's group std) is supported; ``"batch"`` / ``"none"``
+            raise ``ValueError``.
+        use_cpu: set to True (with a warning) for a multi-process launch on a machine without CUDA.
+        num_generations_eval: ``None`` becomes 1 (greedy evaluation; see above).
+
+    Raises:
+        ValueError: a field out of range or contradicting ``algo`` (the message names the field and what to set).
     """
 
     algo: str = field(default="mrtpo", metadata={"help": "Advantage estimator: 'mrtpo', 'gdpo' or 'grpo'."})
@@ -77,6 +100,22 @@ class MRTPOConfig(GRPOConfig):
         default=100,
         metadata={"help": "Held-out examples scored per evaluation at most (the first ones of the task's eval_split)."},
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "Train into an output_dir that holds a previous run (its metrics, samples, credit pages, plot, "
+            "policy and checkpoints are removed first, with a note). Without it such a folder is refused, unless "
+            "--resume_from_checkpoint continues that run."
+        },
+    )
+    # TRL's field, redeclared so that "not set" is visible: the aggregation follows `algo` (see __post_init__).
+    multi_objective_aggregation: str | None = field(
+        default=None,
+        metadata={
+            "help": "Follows --algo: 'sum_then_normalize' for grpo, 'normalize_then_sum' for gdpo and mrtpo; another "
+            "value is an error."
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
@@ -91,13 +130,36 @@ class MRTPOConfig(GRPOConfig):
             raise ValueError("js_chunk_size and replay_batch_size must be >= 1")
         if self.eval_max_examples < 1:
             raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
+        implied = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"
+        if self.multi_objective_aggregation not in (None, implied):
+            other = "grpo" if self.multi_objective_aggregation == "sum_then_normalize" else "gdpo or mrtpo"
+            raise ValueError(
+                f"multi_objective_aggregation={self.multi_objective_aggregation!r} contradicts algo={self.algo!r} "
+                f"(which uses {implied!r}); leave it unset, or set algo to {other}"
+            )
+        # GRPO sums then normalizes; GDPO/MRTPO normalize each reward then sum. TRL logs its own statistics with this.
+        self.multi_objective_aggregation = implied
+        scale = {True: "group", False: "none"}.get(self.scale_rewards, self.scale_rewards)
+        if scale != "group":
+            raise ValueError(
+                f"scale_rewards={self.scale_rewards!r} is not supported: every algo here divides by the group std "
+                f"(spec §1: GRPO on the summed reward, GDPO/MRTPO per reward); leave scale_rewards unset ('group')"
+            )
+        if self.reward_weights is not None:
+            weights = list(self.reward_weights)
+            if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
+                raise ValueError(f"reward_weights must be a list of numbers (one per verifier), got {self.reward_weights!r}")
+            if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+                raise ValueError(f"reward_weights must be >= 0 with at least one > 0, got {weights}")
         # Evaluation is greedy unless asked otherwise (TRL's None would mean num_generations samples per prompt).
         if self.num_generations_eval is None:
             self.num_generations_eval = 1
         # A multi-process launch (torchrun / `accelerate launch --multi_gpu`) on a machine without CUDA: run the
         # processes on the CPU with the gloo backend (accelerate's MULTI_CPU) instead of one unconnected process each.
         if not self.use_cpu and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available():
+            logger.warning(
+                "use_cpu set to True: a %s-process launch on a machine without CUDA runs on the CPU (gloo backend)",
+                os.environ["WORLD_SIZE"],
+            )
             self.use_cpu = True
-        # GRPO sums then normalizes; GDPO/MRTPO normalize each reward then sum. TRL logs its own statistics with this.
-        self.multi_objective_aggregation = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"
         super().__post_init__()

@@ -33,14 +33,15 @@ from ..algorithms import (
     replay_pairs,
     smoothstep_beta,
 )
-from ..errors import MRTPOError
+from ..errors import MRTPOError, VerifierError
 from ..replay import replay_relevance
 from ..task import Task, example_id
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
 from .config import MRTPOConfig
 from .credit import log_credit
+from .runs import prepare_output_dir, resolve_checkpoint
 
-__all__ = ["MRTPOTrainer", "task_dataset"]
+__all__ = ["MRTPOTrainer", "prompts_per_step", "require_enough_examples", "reward_weights", "task_dataset"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,8 @@ class MRTPOTrainer(GRPOTrainer):
         self.task = task
         examples = list(examples) if examples is not None else task.load_examples("train", data)
         self._examples_by_id = {example_id(ex): ex for ex in examples}
-        args.reward_weights = task.weights
+        require_enough_examples(len(examples), args, what=f"task {task.name!r}")
+        self.weights = reward_weights(task, args)
         self._pending: dict[str, Any] = {}
         self._timings: dict[str, float] = defaultdict(float)
         reward_funcs = [self._reward_function(k) for k in range(len(task.verifiers))]
@@ -109,12 +111,53 @@ class MRTPOTrainer(GRPOTrainer):
             callbacks=callbacks,
             peft_config=peft_config,
         )
+        # TRL's own `reward` statistic and logs use the same weights as our advantages.
+        self.reward_weights = torch.tensor(self.weights, dtype=torch.float32)
         self.add_callback(MetricsJSONLCallback(Path(args.output_dir)))
         if args.plot_rewards:
             self.add_callback(RewardPlotCallback(Path(args.output_dir), task.verifier_names))
         if self.eval_examples:
             self.add_callback(EvaluateAtEndCallback())
         self.last_eval_report = None
+
+    # ------------------------------------------------------------------ the run
+    def train(self, resume_from_checkpoint: str | bool | None = None, trial=None, ignore_keys_for_eval=None,
+              check_output_dir: bool = True, **kwargs):
+        """Train (Trainer's ``train``), keeping the run folder whole.
+
+        Args:
+            resume_from_checkpoint: a ``checkpoint-<step>`` folder, a run folder (its latest complete checkpoint),
+                ``True`` / ``"true"`` (the latest complete checkpoint of ``output_dir``); default
+                ``args.resume_from_checkpoint``. Logs continue from the checkpoint's step (later rows of the killed
+                run are dropped, :mod:`mrtpo_sdk.trainer.runs`); the step-0 evaluation is not repeated.
+            check_output_dir: refuse an ``output_dir`` holding a previous run unless ``args.overwrite_output_dir``
+                (the CLI checks before writing ``run.json`` and passes False).
+
+        Raises:
+            MRTPOError: the folder holds a previous run; no such checkpoint; no optimizer step was taken.
+        """
+        if resume_from_checkpoint is None:
+            resume_from_checkpoint = self.args.resume_from_checkpoint
+        checkpoint = resolve_checkpoint(resume_from_checkpoint, self.args.output_dir, log=_note)
+        if checkpoint is None and check_output_dir and self.accelerator.is_main_process:
+            prepare_output_dir(self.args.output_dir, overwrite=self.args.overwrite_output_dir, log=_note)
+        if checkpoint is not None:
+            _note(f"resuming from {checkpoint}")
+        eval_on_start = self.args.eval_on_start
+        if checkpoint is not None:
+            self.args.eval_on_start = False  # the killed run evaluated at step 0; its row is kept
+        try:
+            output = super().train(
+                resume_from_checkpoint=checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs
+            )
+        finally:
+            self.args.eval_on_start = eval_on_start
+        if self.state.global_step == 0:
+            raise MRTPOError(
+                f"no optimizer step was taken (max_steps={self.args.max_steps}, {len(self.train_dataset)} training "
+                f"examples); nothing was trained"
+            )
+        return output
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
@@ -179,7 +222,14 @@ class MRTPOTrainer(GRPOTrainer):
                 self._pending["blocks"] = [[""] * len(self.task.verifiers) for _ in completions]
             rewards: list[float | None] = []
             for row, (ex, text) in enumerate(zip(self._pending["examples"], self._pending["completions"])):
-                result = verifier.score(ex, text, task=self.task.name, example_id=example_id[row])
+                try:
+                    result = verifier.score(ex, text, task=self.task.name, example_id=example_id[row])
+                except VerifierError as exc:  # the line names OUTPUT_DIR/errors/<step>-<verifier>.txt
+                    if exc.details_path is None:
+                        rank = self.accelerator.process_index
+                        step = self.state.global_step + 1  # the step being trained (metrics.jsonl numbering)
+                        exc.write_details(self.args.output_dir, step=f"{step}-rank{rank}" if rank else step, example=ex)
+                    raise
                 rewards.append(None if result is None else result.reward)
                 self._pending["blocks"][row][k] = "" if result is None else result.block
             return rewards
@@ -213,7 +263,7 @@ class MRTPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         rewards = self._pending["rewards"].to(torch.float32)
         group = self.num_generations if mode == "train" else self.num_generations_eval
-        weights = torch.tensor(self.task.weights, dtype=rewards.dtype, device=rewards.device)
+        weights = torch.tensor(self.weights, dtype=rewards.dtype, device=rewards.device)
         local = slice(
             self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs)
         )
@@ -334,6 +384,54 @@ class MRTPOTrainer(GRPOTrainer):
                     )
                     + "\n"
                 )
+
+
+def _note(message: str) -> None:
+    print(message, flush=True)
+
+
+def prompts_per_step(args: MRTPOConfig) -> int:
+    """Distinct prompts TRL samples per generation: ``generation_batch_size / num_generations`` (all processes)."""
+    return max(1, int(args.generation_batch_size) // int(args.num_generations))
+
+
+def require_enough_examples(num_examples: int, args: MRTPOConfig, what: str = "the task") -> None:
+    """Fail before anything is built when the run could not take one optimizer step.
+
+    TRL's sampler drops an incomplete batch of prompts, so with fewer examples than one generation needs
+    (``prompts_per_step``) the run would stop at step 0 and look like it trained.
+
+    Raises:
+        MRTPOError: no examples, or fewer than one generation batch needs (the line says which settings to change).
+    """
+    if num_examples == 0:
+        raise MRTPOError(f"{what} has no training examples: nothing to train on")
+    need = prompts_per_step(args)
+    if num_examples < need:
+        raise MRTPOError(
+            f"{what} has {num_examples} training example(s) but one step samples {need} distinct prompts "
+            f"(per_device_train_batch_size {args.per_device_train_batch_size} x processes x steps_per_generation "
+            f"{args.steps_per_generation} / num_generations {args.num_generations}); add examples, or lower "
+            f"per_device_train_batch_size / raise num_generations so that at most {num_examples} prompts are needed"
+        )
+
+
+def reward_weights(task: Task, args: MRTPOConfig) -> list[float]:
+    """The weight of each verifier: ``args.reward_weights`` (TRL's field) when set, replacing the task's
+    ``Verifier(weight=...)``; else the task's weights.
+
+    Raises:
+        MRTPOError: ``reward_weights`` does not have one value per verifier.
+    """
+    if args.reward_weights is None:
+        return list(task.weights)
+    weights = [float(w) for w in args.reward_weights]
+    if len(weights) != len(task.verifiers):
+        raise MRTPOError(
+            f"reward_weights has {len(weights)} value(s) but task {task.name!r} has {len(task.verifiers)} verifiers "
+            f"({', '.join(task.verifier_names)}); give one weight per verifier, in that order"
+        )
+    return weights
 
 
 def _completion_text(completion: Any) -> str:

@@ -1,0 +1,350 @@
+"""A run is never lost or silently replaced; every setting takes effect or says why not (issue 10, items 1-4).
+
+The kill-and-resume test trains a tiny policy in a subprocess, kills it with SIGKILL after a checkpoint, resumes it
+from the command line and checks that metrics.jsonl ends with every step exactly once.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk import MRTPOError, load_task
+from mrtpo_sdk.cli import main
+from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
+from mrtpo_sdk.trainer.callbacks import MetricsJSONLCallback, read_metrics
+from .test_trainer import config, tiny_policy
+from mrtpo_sdk.trainer.runs import complete_checkpoints, prepare_output_dir, resolve_checkpoint, truncate_logs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LETTERS = str(FIXTURES / "letters_task.py")
+
+# Letters with a held-out split, so resumed runs also carry evaluation rows.
+LETTERS_WITH_DEV = '''
+from mrtpo_sdk import Result, Task, verifier
+
+WORDS = ["apple", "river", "stone", "cloud", "green", "table", "light", "music"]
+DEV = ["plane", "bread", "chair"]
+
+@verifier(kind="reference")
+def has_a(example, completion):
+    return Result(float("a" in completion), f"The word {example['word']} is spelled with an a: {'a' in example['word']}.")
+
+@verifier(kind="reference")
+def has_e(example, completion):
+    return Result(float("e" in completion), f"The word {example['word']} is spelled with an e: {'e' in example['word']}.")
+
+def examples(split="train"):
+    words = WORDS if split == "train" else DEV
+    return [{"id": f"{split}-{i}", "word": w} for i, w in enumerate(words)]
+
+task = Task(
+    name="letters_dev",
+    examples=examples,
+    eval_split="dev",
+    prompt=lambda ex: [{"role": "user", "content": f"Spell the word {ex['word']}."}],
+    verifiers=[has_a, has_e],
+    reference=lambda ex: " ".join(ex["word"]),
+)
+'''
+
+TINY_RUN = ["--policy_preset", "tiny", "--per_device_train_batch_size", "8", "--max_completion_length", "8"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+def write_rows(path: Path, steps):
+    path.write_text("".join(json.dumps({"step": s, "rewards/a/mean": s / 10}) + "\n" for s in steps))
+
+
+# ---------------------------------------------------------------- run folder helpers (unit)
+def test_truncate_logs_keeps_rows_up_to_the_checkpoint(tmp_path):
+    write_rows(tmp_path / "metrics.jsonl", [0, 1, 2, 3, 4, 5, 6])
+    (tmp_path / "metrics.jsonl").open("a").write('{"step": 7, "rewa')  # a line cut by the kill
+    write_rows(tmp_path / "samples.jsonl", [2, 4, 6])
+    for step in (2, 4, 6):
+        (tmp_path / f"credit-step{step}.html").write_text("page")
+    dropped = truncate_logs(tmp_path, 4)
+    assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [0, 1, 2, 3, 4]
+    assert [r["step"] for r in read_metrics(tmp_path / "samples.jsonl")] == [2, 4]
+    assert sorted(p.name for p in tmp_path.glob("credit-step*.html")) == ["credit-step2.html", "credit-step4.html"]
+    assert dropped == {"metrics.jsonl": 3, "samples.jsonl": 1, "credit pages": 1}
+
+
+def test_resumed_callback_keeps_earlier_rows(tmp_path):
+    from types import SimpleNamespace
+
+    write_rows(tmp_path / "metrics.jsonl", [0, 1, 2, 3])
+    MetricsJSONLCallback(tmp_path).on_train_begin(None, SimpleNamespace(is_world_process_zero=True, global_step=2), None)
+    assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [0, 1, 2]
+
+
+def test_resolve_checkpoint(tmp_path, capsys):
+    assert resolve_checkpoint(None, tmp_path) is None
+    assert resolve_checkpoint("false", tmp_path) is None
+    for step in (2, 4):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-6").mkdir()  # killed while saving: no trainer_state.json
+    assert resolve_checkpoint("true", tmp_path) == str(tmp_path / "checkpoint-4")
+    assert "skipping" in capsys.readouterr().out
+    assert resolve_checkpoint(True, tmp_path, log=lambda m: None) == str(tmp_path / "checkpoint-4")
+    assert resolve_checkpoint(str(tmp_path), "elsewhere", log=lambda m: None) == str(tmp_path / "checkpoint-4")
+    assert resolve_checkpoint(str(tmp_path / "checkpoint-2"), tmp_path) == str(tmp_path / "checkpoint-2")
+    assert [p.name for p in complete_checkpoints(tmp_path)] == ["checkpoint-4", "checkpoint-2"]
+    with pytest.raises(MRTPOError, match="checkpoint-6: incomplete checkpoint"):
+        resolve_checkpoint(str(tmp_path / "checkpoint-6"), tmp_path)
+    with pytest.raises(MRTPOError, match="no-such: no such folder"):
+        resolve_checkpoint(str(tmp_path / "no-such"), tmp_path)
+    with pytest.raises(MRTPOError, match="has no complete checkpoint-<step> folder"):
+        resolve_checkpoint("true", tmp_path / "checkpoint-2")
+
+
+def test_prepare_output_dir_refuses_a_previous_run(tmp_path):
+    prepare_output_dir(tmp_path / "new", overwrite=False)  # absent: fine
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "notes.txt").write_text("mine")
+    prepare_output_dir(tmp_path / "run", overwrite=False)  # no run files: fine
+    write_rows(tmp_path / "run" / "metrics.jsonl", [1, 2])
+    (tmp_path / "run" / "checkpoint-2").mkdir()
+    with pytest.raises(MRTPOError, match=r"holds a previous run \(metrics.jsonl, checkpoint-2/\); pass "
+                                         r"--overwrite_output_dir true"):
+        prepare_output_dir(tmp_path / "run", overwrite=False)
+    notes = []
+    prepare_output_dir(tmp_path / "run", overwrite=True, log=notes.append)
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["notes.txt"]
+    assert notes == [f"note: --overwrite_output_dir: removed the previous run in {tmp_path / 'run'} "
+                     f"(metrics.jsonl, checkpoint-2/)"]
+
+
+# ---------------------------------------------------------------- 1. kill -9 and resume from the CLI
+def _train_cmd(task_file, out, *extra):
+    return [sys.executable, "-m", "mrtpo_sdk", "train", str(task_file), "--output_dir", str(out), *TINY_RUN, *extra]
+
+
+def test_kill_and_resume_loses_nothing(tmp_path):
+    task_file = tmp_path / "letters_dev.py"
+    task_file.write_text(LETTERS_WITH_DEV)
+    out = tmp_path / "run"
+    env = {**os.environ, "MRTPO_SDK_CACHE_DIR": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    steps = 40
+    flags = ["--max_steps", str(steps), "--save_strategy", "steps", "--save_steps", "2", "--eval_steps", "10",
+             "--log_samples_steps", "3"]
+    proc = subprocess.Popen(_train_cmd(task_file, out, *flags), cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 300
+    while not (out / "checkpoint-6" / "trainer_state.json").exists():
+        assert proc.poll() is None, proc.stdout.read()[-3000:]
+        assert time.time() < deadline, "no checkpoint-6 within 300 s"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    killed_rows = read_metrics(out / "metrics.jsonl")
+    last_checkpoint = int(complete_checkpoints(out)[0].name.split("-")[1])
+    assert last_checkpoint < steps  # killed before the end
+    # a second plain run into the folder is refused (item 2), and names the way on
+    again = subprocess.run(_train_cmd(task_file, out, *flags), cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert again.returncode == 2
+    assert f"error: {out} holds a previous run" in again.stderr and "--resume_from_checkpoint true" in again.stderr
+    (out / f"checkpoint-{last_checkpoint + 2}").mkdir(exist_ok=True)  # as if the kill came while saving it
+    resumed = subprocess.run(_train_cmd(task_file, out, *flags, "--resume_from_checkpoint", "true"), cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"skipping {out / f'checkpoint-{last_checkpoint + 2}'}: incomplete checkpoint" in resumed.stdout
+    assert f"resuming from {out / f'checkpoint-{last_checkpoint}'}" in resumed.stdout
+    rows = read_metrics(out / "metrics.jsonl")
+    train_steps = [r["step"] for r in rows if "rewards/has_a/mean" in r]
+    eval_steps = [r["step"] for r in rows if "eval/has_a" in r]
+    assert train_steps == list(range(1, steps + 1))  # every step exactly once
+    assert eval_steps == [0, 10, 20, 30, 40]  # the step-0 evaluation is not repeated on resume
+    # the rows of the killed run up to its checkpoint are kept as they were (not re-trained)
+    kept = [r for r in killed_rows if r["step"] <= last_checkpoint]
+    assert rows[: len(kept)] == kept
+    redone = max(r["step"] for r in killed_rows) - last_checkpoint
+    assert redone <= 2 + 1  # at most the steps since the last checkpoint (save_steps 2; +1: the step being saved)
+    samples = [json.loads(line)["step"] for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert sorted(set(samples)) == list(range(3, steps + 1, 3))
+    assert all(samples.count(s) == 2 for s in set(samples))
+    info = json.loads((out / "run.json").read_text())
+    assert info["finished"] is True and info["resumed_from"] == str(out / f"checkpoint-{last_checkpoint}")
+    assert f"trained {steps} steps" in resumed.stdout and "(resumed from" in resumed.stdout
+
+
+# ---------------------------------------------------------------- 2. never replace a run silently (CLI)
+def test_second_run_into_a_folder_is_refused_unless_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    base = ["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "2", "--log_samples_steps", "1"]
+    assert main(base) == 0
+    first = (out / "metrics.jsonl").read_text()
+    capsys.readouterr()
+    assert main(base) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"error: {out} holds a previous run (run.json, metrics.jsonl, samples.jsonl")
+    assert (out / "metrics.jsonl").read_text() == first and (out / "samples.jsonl").exists()
+    assert main([*base, "--overwrite_output_dir", "true", "--max_steps", "1"]) == 0
+    assert "note: --overwrite_output_dir: removed the previous run" in capsys.readouterr().out
+    assert [r["step"] for r in read_metrics(out / "metrics.jsonl")] == [1]
+
+
+def test_python_api_refuses_a_previous_run(tmp_path):
+    task = load_task(LETTERS)
+    model, tok = tiny_policy(task)
+    args = config(tmp_path, max_steps=1)
+    MRTPOTrainer(task, model, args, processing_class=tok).train()
+    with pytest.raises(MRTPOError, match="holds a previous run"):
+        MRTPOTrainer(task, model, args, processing_class=tok).train()
+    args = config(tmp_path, max_steps=1, overwrite_output_dir=True)
+    MRTPOTrainer(task, model, args, processing_class=tok).train()
+    assert [r["step"] for r in read_metrics(Path(args.output_dir) / "metrics.jsonl")] == [1]
+
+
+# ---------------------------------------------------------------- 3. no silent overrides
+def test_reward_weights_replace_the_task_weights(tmp_path):
+    task = load_task(LETTERS)  # verifier weights 1, 1, 0
+    model, tok = tiny_policy(task)
+    trainer = MRTPOTrainer(task, model, config(tmp_path, reward_weights=[2.0, 0.5, 0.0]), processing_class=tok)
+    assert trainer.weights == [2.0, 0.5, 0.0]
+    assert trainer.reward_weights.tolist() == [2.0, 0.5, 0.0]  # TRL's own `reward` statistic too
+    default = MRTPOTrainer(task, model, config(tmp_path / "d"), processing_class=tok)
+    assert default.weights == [1.0, 1.0, 0.0] and default.args.reward_weights is None  # args are not mutated
+    with pytest.raises(MRTPOError, match="reward_weights has 2 value.* but task 'letters' has 3 verifiers"):
+        MRTPOTrainer(task, model, config(tmp_path, reward_weights=[1.0, 1.0]), processing_class=tok)
+
+
+def test_reward_weights_take_effect_in_the_advantages(tmp_path, monkeypatch):
+    """A weight of 0 on every reward but has_e: the GDPO advantage is has_e's alone."""
+    import mrtpo_sdk.trainer.trainer as trainer_module
+    seen = []
+    real = trainer_module.gdpo_advantages
+
+    def spy(rewards, group, weights, **kw):
+        seen.append(weights.tolist())
+        return real(rewards, group, weights, **kw)
+
+    monkeypatch.setattr(trainer_module, "gdpo_advantages", spy)
+    task = load_task(LETTERS)
+    model, tok = tiny_policy(task)
+    MRTPOTrainer(task, model, config(tmp_path, "gdpo", max_steps=1, reward_weights=[0, 1, 0]),
+                 processing_class=tok).train()
+    assert seen == [[0.0, 1.0, 0.0]]
+
+
+@pytest.mark.parametrize(
+    "field, value, fragment",
+    [
+        ("multi_objective_aggregation", "sum_then_normalize",
+         "multi_objective_aggregation='sum_then_normalize' contradicts algo='mrtpo'"),
+        ("scale_rewards", "none", "scale_rewards='none' is not supported"),
+        ("scale_rewards", "batch", "scale_rewards='batch' is not supported"),
+        ("scale_rewards", False, "scale_rewards=False is not supported"),
+        ("reward_weights", [-1.0, 1.0], "reward_weights must be >= 0"),
+        ("reward_weights", [0.0, 0.0], "at least one > 0"),
+    ],
+)
+def test_trl_fields_that_cannot_take_effect_are_rejected(tmp_path, field, value, fragment):
+    with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, **{field: value})
+
+
+def test_trl_fields_the_trainer_interprets(tmp_path):
+    """Every GRPOConfig field MRTPOConfig changes: its effective value, per algo."""
+    for algo, agg in (("mrtpo", "normalize_then_sum"), ("gdpo", "normalize_then_sum"), ("grpo", "sum_then_normalize")):
+        cfg = MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, algo=algo)
+        assert cfg.multi_objective_aggregation == agg
+        assert MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, algo=algo,
+                           multi_objective_aggregation=agg).multi_objective_aggregation == agg
+        assert cfg.scale_rewards == "group" and cfg.reward_weights is None and cfg.num_generations_eval == 1
+    assert MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, scale_rewards=True).scale_rewards == "group"
+    assert MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, num_generations_eval=3).num_generations_eval == 3
+    with pytest.raises(ValueError, match="contradicts algo='grpo'"):
+        MRTPOConfig(output_dir=str(tmp_path), report_to="none", bf16=False, algo="grpo",
+                    multi_objective_aggregation="normalize_then_sum")
+
+
+def test_cli_reward_weights_flag(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "1",
+                 "--reward_weights", "1", "2"]) == 2
+    assert "reward_weights has 2 value(s) but task 'letters' has 3 verifiers" in error_line(capsys)
+    assert not out.exists()  # refused before anything was built or written
+    assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--scale_rewards", "none"]) == 2
+    assert "scale_rewards='none' is not supported" in error_line(capsys)
+
+
+def test_yaml_and_flags_agree_on_algo_model_and_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.yaml").write_text("algo: gdpo\nmax_steps: 1\nper_device_train_batch_size: 8\n"
+                                       "max_completion_length: 8\npolicy_preset: tiny\n")
+    assert main(["train", LETTERS, "--config", "run.yaml"]) == 0
+    info = json.loads((tmp_path / "runs" / "letters-gdpo" / "run.json").read_text())
+    assert info["algo"] == "gdpo" and not (tmp_path / "runs" / "letters-mrtpo").exists()
+    # `model:` in the YAML switches off the embedded-policy presets exactly as --model does
+    (tmp_path / "model.yaml").write_text(f"model: {tmp_path / 'no-such-model'}\n")
+    capsys.readouterr()
+    assert main(["train", LETTERS, "--config", "model.yaml", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert main(["train", LETTERS, "--model", str(tmp_path / "no-such-model"), "--help"]) == 0
+    assert capsys.readouterr().out == help_text  # same presets (learning rate 1e-06, TRL's) either way
+    assert "(default: 0.0003)" not in help_text.split("--learning_rate")[1][:400]
+
+
+def test_yaml_eval_keys_are_seen_by_the_presets(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "letters_dev.py").write_text(LETTERS_WITH_DEV)
+    (tmp_path / "e.yaml").write_text("eval_strategy: 'no'\nmax_steps: 2\npolicy_preset: tiny\n"
+                                     "per_device_train_batch_size: 8\nmax_completion_length: 8\n")
+    assert main(["train", "letters_dev.py", "--config", "e.yaml", "--output_dir", "a"]) == 0
+    assert not [r for r in read_metrics(tmp_path / "a" / "metrics.jsonl") if "eval/has_a" in r]
+    (tmp_path / "s.yaml").write_text("eval_steps: 1\nmax_steps: 2\npolicy_preset: tiny\n"
+                                     "per_device_train_batch_size: 8\nmax_completion_length: 8\neval_on_start: false\n")
+    assert main(["train", "letters_dev.py", "--config", "s.yaml", "--output_dir", "b"]) == 0
+    assert [r["step"] for r in read_metrics(tmp_path / "b" / "metrics.jsonl") if "eval/has_a" in r] == [1, 2]
+
+
+# ---------------------------------------------------------------- 4. runs that did not train fail
+def test_too_few_examples(tmp_path, capsys):
+    p = tmp_path / "small.py"
+    p.write_text(textwrap.dedent("""
+        from mrtpo_sdk import Result, Task, verifier
+        @verifier
+        def v(example, completion):
+            return Result(float("a" in completion), "The letter a.")
+        task = Task(name="small", examples=[{"id": i} for i in range(3)], prompt=lambda ex: "Say a.", verifiers=[v])
+    """))
+    out = tmp_path / "run"
+    assert main(["train", str(p), "--output_dir", str(out), "--policy_preset", "tiny", "--max_steps", "2"]) == 2
+    assert error_line(capsys) == (
+        "error: task 'small' has 3 training example(s) but one step samples 8 distinct prompts "
+        "(per_device_train_batch_size 32 x processes x steps_per_generation 1 / num_generations 4); add examples, "
+        "or lower per_device_train_batch_size / raise num_generations so that at most 3 prompts are needed"
+    )
+    assert not out.exists() and not (tmp_path / "cache").exists()  # before any model was built
+    # the same check from Python
+    with pytest.raises(MRTPOError, match="has 3 training example"):
+        MRTPOTrainer(load_task(p), "unused-model-id", MRTPOConfig(output_dir=str(out), report_to="none", bf16=False,
+                                                                  per_device_train_batch_size=32, num_generations=4))
+
+
+def test_zero_steps_is_an_error(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "-1",
+                 "--num_train_epochs", "0"]) == 2
+    line = error_line(capsys)
+    assert "no optimizer step was taken" in line and "nothing was trained" in line
