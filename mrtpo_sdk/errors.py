@@ -2,10 +2,16 @@
 
 Every error a user can cause (a bad task file, a verifier that breaks its contract, a bad data path) is an
 :class:`MRTPOError` whose message is one line naming the file, line or field and what to do. The CLI prints that
-line and exits with status 2 instead of a traceback.
+line and exits with status 2 instead of a traceback (``mrtpo-sdk --debug ...`` or ``MRTPO_DEBUG=1``: the full
+traceback instead). A :class:`VerifierError` during ``train`` or ``eval`` also writes
+``OUTPUT_DIR/errors/<step>-<verifier>.txt`` (traceback, the verifier's file:line, example id, completion).
 """
 
 from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
 
 __all__ = ["MRTPOError", "TaskLoadError", "VerifierError", "VerifierContractError"]
 
@@ -21,17 +27,79 @@ class TaskLoadError(MRTPOError):
 class VerifierError(MRTPOError):
     """A verifier raised while scoring a completion.
 
+    ``str(error)`` is one line; the full story (traceback, the verifier's file:line, the example id and the
+    completion) goes to a file with :meth:`write_details`, which then ends the line with ``(details: PATH)``.
+
     Attributes:
         task: name of the task.
         verifier: name of the verifier that raised.
         example_id: id of the example being scored.
+        completion: the completion text being scored (``None`` when not known).
+        source: ``"FILE:LINE"`` where the verifier function is defined (``None`` when not known).
+        raised_at: ``"FILE:LINE"`` of the innermost frame of the verifier's own file in the traceback (else the
+            innermost frame), ``None`` for a broken contract (the verifier returned; nothing raised).
+        details_path: the file written by :meth:`write_details` (``None`` before).
     """
 
-    def __init__(self, message: str, *, task: str, verifier: str, example_id: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        task: str,
+        verifier: str,
+        example_id: str,
+        completion: str | None = None,
+        source: str | None = None,
+        raised_at: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.task = task
         self.verifier = verifier
         self.example_id = example_id
+        self.completion = completion
+        self.source = source
+        self.raised_at = raised_at
+        self.details_path: Path | None = None
+
+    def details(self, *, step: int | str | None = None, example: Any = None) -> str:
+        """The text of the details file: what failed, where, on which completion, and the full traceback."""
+        lines = [
+            f"error: {self.args[0] if self.args else ''}",
+            "",
+            f"task:      {self.task}",
+            f"verifier:  {self.verifier}" + (f" (defined at {self.source})" if self.source else ""),
+        ]
+        if self.raised_at:
+            lines.append(f"raised at: {self.raised_at}")
+        if step is not None:
+            lines.append(f"step:      {step}")
+        lines.append(f"example:   {self.example_id}")
+        if example is not None:
+            text = repr(example)
+            lines.append(f"example value: {text[:2000]}" + (" ..." if len(text) > 2000 else ""))
+        lines += ["", f"completion ({len(self.completion or '')} characters, between the lines):", "-" * 72]
+        lines += [self.completion if self.completion is not None else "(not known)", "-" * 72, "", "traceback:"]
+        lines.append("".join(traceback.format_exception(type(self), self, self.__traceback__)).rstrip())
+        return "\n".join(lines) + "\n"
+
+    def write_details(self, folder: str | Path, *, step: int | str, example: Any = None) -> Path | None:
+        """Write :meth:`details` to ``folder/errors/<step>-<verifier>.txt`` and end the message with
+        ``(details: PATH)``. Never raises: a folder that cannot be written leaves the message as it is and
+        returns ``None``."""
+        try:
+            errors = Path(folder) / "errors"
+            errors.mkdir(parents=True, exist_ok=True)
+            path = errors / f"{step}-{self.verifier}.txt"
+            n = 2
+            while path.exists():  # e.g. a resumed run failing again at the same step: keep both
+                path = errors / f"{step}-{self.verifier}-{n}.txt"
+                n += 1
+            path.write_text(self.details(step=step, example=example), encoding="utf-8")
+        except Exception:  # the one line must survive whatever happens here
+            return None
+        self.details_path = path
+        self.args = (f"{self.args[0] if self.args else ''} (details: {path})",)
+        return path
 
 
 class VerifierContractError(VerifierError):

@@ -17,8 +17,9 @@ Contract (spec "Setting"; the paper's "Writing a block", docs/writing-blocks.md)
   and whose ``block`` is a ``str`` (``""`` means "no information");
 * it returns ``None`` when the reward does not apply to this example: the pair is skipped in that reward's group
   statistics (as TRL does with ``None``), never scored 0;
-* an exception inside it is surfaced as :class:`~mrtpo_sdk.errors.VerifierError` naming the task, the verifier and
-  the example id, never silently turned into a 0 reward.
+* an exception inside it is surfaced as :class:`~mrtpo_sdk.errors.VerifierError` naming the task, the verifier, the
+  example id and the file:line where it raised, never silently turned into a 0 reward; the error keeps the
+  completion and the traceback (``mrtpo-sdk train`` and ``eval`` write them to ``OUTPUT_DIR/errors/``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, overload
@@ -102,6 +105,14 @@ class Verifier:
         except (TypeError, OSError):
             self.source_file, self.source_line = None, None
 
+    @property
+    def location(self) -> str | None:
+        """``"FILE:LINE"`` where the verifier function is defined (FILE relative to the working folder when it is
+        under it), ``None`` when unknown (e.g. a builtin)."""
+        if self.source_file is None:
+            return None
+        return f"{_display_path(self.source_file)}:{self.source_line}"
+
     def __repr__(self) -> str:
         return f"Verifier({self.name!r}, weight={self.weight}, kind={self.kind!r})"
 
@@ -120,19 +131,48 @@ class Verifier:
             VerifierContractError: it returned several rewards/blocks, a non-finite reward, or a non-str block.
         """
         where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}"
+        ids = dict(task=task, verifier=self.name, example_id=example_id, completion=completion, source=self.location)
         try:
             out = self.fn(example, completion)
         except MRTPOError:
             raise  # already one actionable line (e.g. a broken reference in the user's data)
         except Exception as exc:  # surfaced, never scored 0
+            raised_at = _raised_at(exc, self.source_file)
+            what = " ".join(str(exc).split())
+            what = what[:300] + " ..." if len(what) > 300 else what
             raise VerifierError(
-                f"{where}: the verifier raised {type(exc).__name__}: {exc} "
+                f"{where}: the verifier raised {type(exc).__name__}{': ' + what if what else ''}"
+                f"{' at ' + raised_at if raised_at else ''} "
                 f"(fix the verifier, or return None when the reward does not apply)",
-                task=task,
-                verifier=self.name,
-                example_id=example_id,
+                raised_at=raised_at,
+                **ids,
             ) from exc
-        return _normalize(out, where, task=task, verifier=self.name, example_id=example_id)
+        try:
+            return _normalize(out, where, **ids)
+        except VerifierContractError as exc:
+            if self.location:
+                exc.args = (f"{exc.args[0]} (verifier at {self.location})",)
+            raise
+
+
+def _display_path(path: str) -> str:
+    """``path`` relative to the working folder when it is under it, else as it is."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _raised_at(exc: BaseException, source_file: str | None) -> str | None:
+    """``"FILE:LINE"`` of the innermost traceback frame in the verifier's own file (where its code failed, even
+    inside a library call), else of the innermost frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return None
+    own = [f for f in frames if source_file and os.path.abspath(f.filename) == os.path.abspath(source_file)]
+    frame = (own or frames)[-1]
+    return f"{_display_path(frame.filename)}:{frame.lineno}"
 
 
 def _normalize(out: Any, where: str, **ids: str) -> Result | None:

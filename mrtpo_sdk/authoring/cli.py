@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import MRTPOError
+from ..errors import MRTPOError, VerifierError
 
 __all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
 
@@ -198,8 +198,14 @@ def explain_command(argv: list[str]) -> int:
     temperature = args.temperature
     if temperature is None:
         temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0)) if args.model is None else 1.0
-    exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=temperature, policy=label)
     out_dir = Path(args.output_dir or Path("runs") / f"{task.name}-explain")
+    try:
+        exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=temperature,
+                      policy=label)
+    except VerifierError as exc:  # the one line names OUTPUT_DIR/errors/explain-<verifier>.txt
+        if exc.details_path is None:
+            exc.write_details(out_dir, step="explain", example=example)
+        raise
     paths = write_outputs(exp, out_dir)
     for line in summary_lines(exp):
         print(line)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import MRTPOError
+from ..errors import MRTPOError, VerifierError
 
 __all__ = ["eval_command", "eval_parser", "render_report"]
 
@@ -113,27 +113,32 @@ def eval_command(argv: list[str]) -> int:
         defaults = {k: run_args.get(k, v) for k, v in defaults.items()}
     temperature = args.temperature if args.temperature is not None else float(defaults["temperature"])
     max_len = args.max_completion_length or int(defaults["max_completion_length"])
-    torch.manual_seed(args.seed)
-    report = evaluate_policy(
-        task,
-        model,
-        tokenizer,
-        examples,
-        split=split,
-        policy=label,
-        num_generations=args.num_generations,
-        temperature=temperature,
-        top_p=args.top_p,
-        max_completion_length=max_len,
-        batch_size=args.batch_size,
-        progress=True,
-    )
     if args.output_dir is not None:
         out_dir = Path(args.output_dir)
     elif not embedded and Path(args.model).is_dir():
         out_dir = Path(args.model)
     else:
         out_dir = Path("runs") / f"{task.name}-eval"
+    torch.manual_seed(args.seed)
+    try:
+        report = evaluate_policy(
+            task,
+            model,
+            tokenizer,
+            examples,
+            split=split,
+            policy=label,
+            num_generations=args.num_generations,
+            temperature=temperature,
+            top_p=args.top_p,
+            max_completion_length=max_len,
+            batch_size=args.batch_size,
+            progress=True,
+        )
+    except VerifierError as exc:  # the one line names OUTPUT_DIR/errors/eval-<verifier>.txt (traceback, completion)
+        if exc.details_path is None:
+            exc.write_details(out_dir, step="eval")
+        raise
     target = out_dir / "eval.json"
     replaced = target.exists()
     report.write(target)

@@ -3,48 +3,177 @@ Hugging Face model id."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_SUBDIR", "load_pretrained", "load_tokenizer", "resolve_model", "to_device"]
+__all__ = [
+    "POLICY_SUBDIR",
+    "HUB_TIMEOUT_S",
+    "check_model",
+    "hub_offline",
+    "load_pretrained",
+    "load_tokenizer",
+    "looks_like_path",
+    "resolve_model",
+    "to_device",
+]
 
 #: Where ``mrtpo-sdk train`` saves the final policy inside its run folder.
 POLICY_SUBDIR = "policy"
 
+#: Seconds to wait for the Hugging Face Hub before calling it unreachable (one try, no retries).
+HUB_TIMEOUT_S = 5.0
+
+_MODEL_HINT = (
+    "pass a run folder of `mrtpo-sdk train`, a local model folder (with config.json) or a Hugging Face model id"
+)
+
 
 def resolve_model(model: str) -> str:
-    """``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy; anything else unchanged."""
-    path = Path(model)
+    """``~`` expanded; ``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy; anything else unchanged."""
+    expanded = os.path.expanduser(model) if model.startswith("~") else model
+    path = Path(expanded)
     if (path / POLICY_SUBDIR / "config.json").is_file() and not (path / "config.json").is_file():
         return str(path / POLICY_SUBDIR)
-    return model
+    return expanded
+
+
+def looks_like_path(model: str) -> bool:
+    """Whether ``--model`` names a local folder rather than a Hugging Face model id.
+
+    A path: it exists; or it starts with ``./``, ``../``, ``/``, ``~`` (or is ``.`` / ``..``); or it ends with a
+    separator; or it holds a Windows separator or drive; or it has a separator and its first component is a folder
+    here (``runs/sql-mrtpo`` when ``runs/`` exists); or it is not a valid Hub id at all (``a/b/c``, spaces, ``--``).
+    Anything else (``name`` or ``org/name``) is a Hub id.
+    """
+    if Path(os.path.expanduser(model)).exists():
+        return True
+    seps = tuple({"/", os.sep, *([os.altsep] if os.altsep else [])})
+    if model in (".", "..") or model.startswith(("./", "../", "/", "~", ".\\", "..\\")) or model.endswith(seps):
+        return True
+    parts = [p for p in model.replace("\\", "/").split("/") if p]
+    if len(parts) > 1 and Path(parts[0]).is_dir():
+        return True
+    try:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+    except ImportError:  # pragma: no cover - huggingface_hub always comes with transformers
+        return len(parts) > 2
+    try:
+        validate_repo_id(model)
+    except HFValidationError:
+        return True
+    return False
+
+
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) is set, in the environment or in ``huggingface_hub``."""
+    if any(os.environ.get(v, "").strip().upper() in ("1", "ON", "YES", "TRUE") for v in ("HF_HUB_OFFLINE",
+                                                                                        "TRANSFORMERS_OFFLINE")):
+        return True
+    try:
+        from huggingface_hub import constants
+
+        return bool(constants.HF_HUB_OFFLINE)
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def check_model(model: str) -> str:
+    """What ``--model`` names, checked in one line before anything is loaded; the value to load it from.
+
+    * a run folder of ``train`` -> its ``policy/``; a local model folder must hold ``config.json``;
+    * a value that looks like a path (:func:`looks_like_path`) and does not exist: ``--model X: no such folder``;
+    * a Hub id offline (``HF_HUB_OFFLINE=1``): found in the local cache, or one line at once;
+    * a Hub id online: one request of at most :data:`HUB_TIMEOUT_S` seconds, no retries. An unreachable Hub falls
+      back to the cached copy (its snapshot folder is returned, so nothing retries later), else one line.
+
+    Returns:
+        the folder or id to pass to ``from_pretrained``.
+
+    Raises:
+        MRTPOError: nothing loadable there (one line saying why and what to pass instead).
+    """
+    resolved = resolve_model(model)
+    path = Path(resolved)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise MRTPOError(
+                f"--model {model}: {path} has no config.json (nor a {POLICY_SUBDIR}/ folder with one); pass the "
+                f"folder of a saved model or a run folder of `mrtpo-sdk train`"
+            )
+    elif path.exists():
+        raise MRTPOError(f"--model {model}: not a folder; {_MODEL_HINT}")
+    elif looks_like_path(model):
+        raise MRTPOError(f"--model {model}: no such folder; {_MODEL_HINT}")
+    else:
+        resolved = _check_hub_model(model)
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.from_pretrained(resolved)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MRTPOError(f"--model {model}: cannot be loaded ({first}); {_MODEL_HINT}") from None
+    return resolved
+
+
+def _check_hub_model(repo_id: str) -> str:
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url, try_to_load_from_cache
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    cached = try_to_load_from_cache(repo_id, "config.json")
+    cached = cached if isinstance(cached, str) else None
+    if hub_offline():
+        if cached is None:
+            raise MRTPOError(
+                f"--model {repo_id}: not in the local Hugging Face cache, and the Hub is off (HF_HUB_OFFLINE=1); "
+                f"download it first (`hf download {repo_id}`) or pass a local model folder"
+            )
+        return repo_id
+    try:
+        get_hf_file_metadata(hf_hub_url(repo_id, "config.json"), timeout=HUB_TIMEOUT_S)
+    except GatedRepoError:
+        raise MRTPOError(
+            f"--model {repo_id}: a gated model; accept its terms on huggingface.co and log in (`hf auth login`)"
+        ) from None
+    except RepositoryNotFoundError:
+        raise MRTPOError(
+            f"--model {repo_id}: no such model on the Hugging Face Hub (or it is private: log in with "
+            f"`hf auth login`); {_MODEL_HINT}"
+        ) from None
+    except (EntryNotFoundError, RevisionNotFoundError):
+        raise MRTPOError(f"--model {repo_id}: that Hub repository has no config.json; it is not a transformers model")
+    except Exception as exc:  # noqa: BLE001 - a connection error, a timeout, a 5xx: the Hub is not usable now
+        if cached is not None:
+            return str(Path(cached).parent)  # the cached snapshot: loading it needs no network (and no retries)
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise MRTPOError(
+            f"--model {repo_id}: the Hugging Face Hub is unreachable from this machine ({type(exc).__name__}: "
+            f"{reason}) and the model is not in the local cache; check the network (or HF_ENDPOINT), or pass a "
+            f"local model folder"
+        ) from None
+    return repo_id
 
 
 def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any, str]:
-    """``(model, tokenizer, resolved path)`` for ``--model`` (see :func:`resolve_model`), in eval mode.
+    """``(model, tokenizer, resolved path)`` for ``--model`` (checked by :func:`check_model`), in eval mode.
 
     Raises:
-        MRTPOError: nothing loadable there (one line: the folder does not exist, or what transformers said).
+        MRTPOError: nothing loadable there (one line: no such folder, the Hub is off or unreachable, or what
+            transformers said).
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    resolved = resolve_model(model)
+    resolved = check_model(model)
     path = Path(resolved)
-    looks_local = (
-        path.exists()
-        or resolved.startswith((".", "/", "~"))
-        or resolved.count("/") > 1
-        or (path.parent != Path(".") and path.parent.is_dir())  # runs/sql-mrtpo: a folder here, not a hub id
-    )
-    if looks_local and not path.is_dir():
-        raise MRTPOError(f"--model {model}: no such folder; pass a run folder, a model folder or a model id")
-    if path.is_dir() and not (path / "config.json").is_file():
-        raise MRTPOError(
-            f"--model {model}: {path} has no config.json (nor a {POLICY_SUBDIR}/ folder with one); pass the folder "
-            f"of a saved model or a run folder of `mrtpo-sdk train`"
-        )
     try:
         tokenizer = load_tokenizer(resolved) if path.is_dir() else AutoTokenizer.from_pretrained(resolved)
         loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")

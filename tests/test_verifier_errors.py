@@ -1,0 +1,225 @@
+"""A verifier that raises: one `error:` line naming a details file (traceback, the verifier's file:line, example id,
+completion) in OUTPUT_DIR/errors/, the run's other files kept; `--debug` / MRTPO_DEBUG=1 re-raise instead."""
+
+import ast
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk import Verifier, VerifierContractError, VerifierError
+from mrtpo_sdk.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SQL_TASK = str(ROOT / "tasks" / "sql.py")
+
+# The verifier `fragile` raises only from step 2 on (once step 1's metrics row is written), on the first completion it
+# sees then; just before raising it writes that completion to SEEN, so the test knows which one triggered it.
+FRAGILE_TASK = '''
+from pathlib import Path
+
+from mrtpo_sdk import Result, Task, verifier
+
+OUT = Path({out!r})
+SEEN = Path({seen!r})
+
+
+@verifier(kind="reference")
+def has_e(example, completion):
+    return Result(float("e" in completion), "The answer contains an e.")
+
+
+@verifier(kind="reference")
+def fragile(example, completion):
+    if (OUT / "metrics.jsonl").is_file() and (OUT / "metrics.jsonl").read_text().strip():
+        SEEN.write_text(repr(completion))  # exactly, whatever characters it holds
+        table = {{}}
+        return Result(table[example["word"]], "")  # KeyError
+    return Result(float("a" in completion), "The answer contains an a.")
+
+
+task = Task(
+    name="fragile",
+    examples=[{{"id": f"ex-{{i}}", "word": w}}
+              for i, w in enumerate(["apple", "river", "stone", "cloud", "grass", "flame", "ocean", "tiger"])],
+    prompt=lambda ex: [{{"role": "user", "content": "Spell " + ex["word"]}}],
+    verifiers=[has_e, fragile],
+    reference=lambda ex: ex["word"],
+)
+'''
+_LINES = FRAGILE_TASK.splitlines()
+FRAGILE_DEF_LINE = _LINES.index("def fragile(example, completion):")  # 1-based: the @verifier line above it
+FRAGILE_RAISE_LINE = next(i + 1 for i, t in enumerate(_LINES) if "# KeyError" in t)
+
+
+def write_fragile(tmp_path: Path) -> tuple[Path, Path, Path]:
+    out, seen = tmp_path / "run", tmp_path / "seen.txt"
+    task_file = tmp_path / "fragile_task.py"
+    task_file.write_text(FRAGILE_TASK.format(out=str(out), seen=str(seen)))
+    lines = task_file.read_text().splitlines()
+    assert lines[FRAGILE_DEF_LINE - 1] == '@verifier(kind="reference")'
+    assert lines[FRAGILE_DEF_LINE].startswith("def fragile(")
+    assert "table[example" in lines[FRAGILE_RAISE_LINE - 1]
+    return task_file, out, seen
+
+
+def error_lines(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MRTPO_DEBUG", raising=False)
+
+
+TRAIN_FLAGS = ["--policy_preset", "tiny", "--max_steps", "3", "--per_device_train_batch_size", "8",
+               "--save_policy", "false"]
+
+
+def test_a_verifier_raising_during_train_writes_the_details_beside_one_line(tmp_path, capsys):
+    task_file, out, seen = write_fragile(tmp_path)
+    code = main(["train", str(task_file), "--output_dir", str(out), *TRAIN_FLAGS])
+    assert code == 2
+    lines = error_lines(capsys)
+    assert len(lines) == 1, lines
+    line = lines[0]
+    details = out / "errors" / "2-fragile.txt"
+    assert sorted(p.name for p in (out / "errors").iterdir()) == ["2-fragile.txt"]
+    assert line.endswith(f"(details: {details})")
+    assert line.startswith("error: task 'fragile', verifier 'fragile', example 'ex-")
+    assert "the verifier raised KeyError: " in line and f"at {task_file}:{FRAGILE_RAISE_LINE} " in line
+    example = re.search(r"example '(ex-\d)'", line).group(1)
+
+    text = details.read_bytes().decode("utf-8")  # as written: no newline translation
+    completion = ast.literal_eval(seen.read_text())
+    assert text.startswith(line.removesuffix(f" (details: {details})") + "\n")
+    assert "\ntask:      fragile\n" in text
+    assert f"\nverifier:  fragile (defined at {task_file}:{FRAGILE_DEF_LINE})\n" in text
+    assert f"\nraised at: {task_file}:{FRAGILE_RAISE_LINE}\n" in text
+    assert "\nstep:      2\n" in text
+    assert f"\nexample:   {example}\n" in text
+    rule = "-" * 72
+    assert f"completion ({len(completion)} characters, between the lines):\n{rule}\n{completion}\n{rule}\n" in text
+    assert "Traceback (most recent call last):" in text
+    assert f'File "{task_file}", line {FRAGILE_RAISE_LINE}, in fragile' in text
+    assert "KeyError: " in text and "mrtpo_sdk.errors.VerifierError" in text
+    # the run's other files are kept: run.json and step 1's metrics row
+    assert json.loads((out / "run.json").read_text())["task"] == "fragile"
+    rows = [json.loads(r) for r in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "rewards/fragile/mean" in r] == [1]
+
+
+def test_train_debug_flag_after_the_command_reraises_with_the_traceback(tmp_path, capsys):
+    task_file, out, _ = write_fragile(tmp_path)
+    with pytest.raises(VerifierError) as info:
+        main(["train", str(task_file), "--output_dir", str(out), *TRAIN_FLAGS, "--debug"])
+    assert isinstance(info.value.__cause__, KeyError)  # the verifier's own exception, with its traceback
+    assert info.value.verifier == "fragile"
+    assert info.value.completion == ast.literal_eval((tmp_path / "seen.txt").read_text())
+    assert (out / "errors" / "2-fragile.txt").is_file()  # written in debug mode too
+    assert error_lines(capsys) == []
+
+
+def test_debug_before_the_command_and_from_the_environment(tmp_path, capsys, monkeypatch):
+    missing = str(tmp_path / "nope.py")
+    assert main(["train", missing]) == 2
+    assert len(error_lines(capsys)) == 1
+    with pytest.raises(Exception, match="nope.py: no such file"):
+        main(["--debug", "train", missing])
+    # train's own flags go to TRL's parser: --debug is never one of them
+    assert main(["train", SQL_TASK, "--max_step", "3", "--debug"]) == 2
+    (line,) = error_lines(capsys)
+    assert "unknown option: --max_step (did you mean --max_steps?)" in line and "--debug" not in line
+    monkeypatch.setenv("MRTPO_DEBUG", "1")
+    with pytest.raises(Exception, match="nope.py: no such file"):
+        main(["train", missing])
+    monkeypatch.setenv("MRTPO_DEBUG", "0")
+    assert main(["train", missing]) == 2
+
+
+def test_verifier_error_message_names_where_it_raised(tmp_path):
+    def boom(example, completion):
+        return {}["db_path"]
+
+    v = Verifier(boom)
+    with pytest.raises(VerifierError) as info:
+        v.score({"id": "e1"}, "SELECT 1", task="sql", example_id="e1")
+    exc = info.value
+    here = Path(__file__)
+    line = boom.__code__.co_firstlineno + 1
+    assert str(exc).endswith(f"raised KeyError: 'db_path' at {_shown(here)}:{line} (fix the verifier, or return "
+                             f"None when the reward does not apply)")
+    assert exc.completion == "SELECT 1" and exc.source == f"{_shown(here)}:{line - 1}"
+    assert exc.raised_at == f"{_shown(here)}:{line}"
+    path = exc.write_details(tmp_path, step=7, example={"id": "e1"})
+    assert path == tmp_path / "errors" / "7-boom.txt" and str(exc).endswith(f"(details: {path})")
+    assert "example value: {'id': 'e1'}" in path.read_text()
+    again = VerifierError("x", task="t", verifier="boom", example_id="e1")
+    assert again.write_details(tmp_path, step=7) == tmp_path / "errors" / "7-boom-2.txt"  # never replaced
+
+    def two(example, completion):
+        return [1.0, 0.0]
+
+    with pytest.raises(VerifierContractError) as contract:
+        Verifier(two).score({}, "x", task="t", example_id="e2")
+    assert str(contract.value).endswith(f" (verifier at {_shown(here)}:{two.__code__.co_firstlineno})")
+    assert contract.value.completion == "x"
+
+
+def _shown(path: Path) -> str:
+    import os
+
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def test_a_details_folder_that_cannot_be_written_keeps_the_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    exc = VerifierError("task 't', verifier 'v', example 'e': the verifier raised X", task="t", verifier="v",
+                        example_id="e")
+    assert exc.write_details(blocker, step=1) is None
+    assert str(exc) == "task 't', verifier 'v', example 'e': the verifier raised X" and exc.details_path is None
+
+
+EVAL_TASK = '''
+from mrtpo_sdk import Result, Task, verifier
+
+
+@verifier(kind="reference")
+def picky(example, completion):
+    if example["id"] == "dev-1":
+        raise ValueError("no rule for " + example["word"])
+    return Result(1.0, "")
+
+
+task = Task(
+    name="picky",
+    examples=lambda split, data=None: [{{"id": f"{{split}}-{{i}}", "word": w}}
+                                       for i, w in enumerate(["apple", "river", "stone", "cloud"] * 2)],
+    prompt=lambda ex: [{{"role": "user", "content": "Spell " + ex["word"]}}],
+    verifiers=[picky],
+    reference=lambda ex: ex["word"],
+    eval_split="dev",
+)
+'''
+
+
+def test_eval_writes_the_details_into_its_output_folder(tmp_path, capsys):
+    task_file = tmp_path / "picky_task.py"
+    task_file.write_text(EVAL_TASK.format())
+    out = tmp_path / "eval-out"
+    code = main(["eval", str(task_file), "--policy_preset", "tiny", "--output_dir", str(out), "--max_examples", "3"])
+    assert code == 2
+    lines = error_lines(capsys)
+    assert len(lines) == 1, lines
+    details = out / "errors" / "eval-picky.txt"
+    assert lines[0].startswith("error: task 'picky', verifier 'picky', example 'dev-1': the verifier raised "
+                               f"ValueError: no rule for river at {task_file}:8 ")
+    assert lines[0].endswith(f"(details: {details})")
+    text = details.read_text()
+    assert "\nexample:   dev-1\n" in text and f'File "{task_file}", line 8, in picky' in text
+    assert f"(defined at {task_file}:5)" in text and "ValueError: no rule for river" in text
