@@ -105,6 +105,11 @@ def cli_markdown() -> str:
         "`mrtpo-sdk COMMAND ...` (or `python -m mrtpo_sdk.cli COMMAND ...`). Exit status: 0 success, 1 findings "
         "(`lint`, `check`), 2 a user mistake (one `error:` line naming what to fix).",
         "",
+        "`mrtpo-sdk --debug COMMAND ...` (or `--debug` among a command's flags, or `MRTPO_DEBUG=1`): a user mistake "
+        "re-raises with its full Python traceback instead of the one line. A verifier that raises in `train`, `eval` "
+        "or `explain` also writes `OUTPUT_DIR/errors/<step>-<verifier>.txt` (traceback, the verifier's file:line, "
+        "example id, completion), named at the end of the line.",
+        "",
         "| command | what it does |",
         "|---|---|",
         "| [`new`](#mrtpo-sdk-new) | write a task file, a tiny data file and a test from a template |",
