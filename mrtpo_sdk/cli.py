@@ -162,10 +162,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("task", nargs="?")
     pre.add_argument("--algo", default="mrtpo")
     pre.add_argument("--model", default=None)
+    pre.add_argument("--model_name_or_path", default=None)
     pre.add_argument("-h", "--help", action="store_true")
     return pre.parse_known_args(rest)
 
@@ -202,6 +203,11 @@ def train_command(rest: list[str]) -> int:
     for name in ("algo", "model"):
         if train_flag_value(rest, name) is None and file_values.get(name) is not None:
             setattr(known, name, str(file_values[name]))
+    alias = _given(rest, file_values, "model_name_or_path")  # TRL's ModelConfig name of --model
+    if alias is not None:
+        if known.model is not None and str(alias) != known.model:
+            return _error(f"--model {known.model} and --model_name_or_path {alias} disagree; give one of them")
+        known.model = str(alias)
     from .trainer import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
     if known.algo not in ALGORITHMS:
@@ -241,7 +247,7 @@ def train_command(rest: list[str]) -> int:
     import yaml
 
     try:
-        script_args, config = hf_parser.parse_args_and_config(flags)
+        script_args, config, model_args = hf_parser.parse_args_and_config(flags)
     except yaml.YAMLError as exc:
         return _error(f"--config: not valid YAML ({' '.join(str(exc).split())})")
     except FileNotFoundError as exc:
@@ -256,7 +262,63 @@ def train_command(rest: list[str]) -> int:
         and _given(flags, file_values, "eval_on_start") is None
     ):
         config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
-    return run_training(task, script_args, config, task_file=known.task)
+    script_args.model = known.model
+    peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
+    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config)
+
+
+#: TRL ModelConfig fields that load a model from --model (they go into GRPOConfig.model_init_kwargs).
+_MODEL_LOADING = ("dtype", "attn_implementation", "model_revision", "load_in_4bit", "load_in_8bit")
+
+
+def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool):
+    """TRL's ``ModelConfig`` flags (``--use_peft``, ``--lora_*``, ``--dtype``, ``--attn_implementation``,
+    ``--model_revision``, ``--load_in_4bit/8bit``): returns the ``peft_config`` (or ``None``) and puts the loading
+    options the user gave into ``config.model_init_kwargs``, as TRL's own scripts do.
+
+    Raises:
+        MRTPOError: a loading option with the embedded policy (it is built here, not loaded), a quantization or PEFT
+            option whose package is missing (the line names the extra to install).
+    """
+    given = [name for name in _MODEL_LOADING if _given(rest, file_values, name) is not None]
+    if embedded and given:
+        raise MRTPOError(
+            f"--{given[0]} loads a model given by --model; the embedded policy is built here in float32 (pass --model "
+            f"to load one, or drop --{given[0]})"
+        )
+    if not embedded and given:
+        import torch
+
+        kwargs = dict(config.model_init_kwargs or {})
+        if "dtype" in given:
+            kwargs["dtype"] = model_args.dtype if model_args.dtype in ("auto", None) else getattr(torch, model_args.dtype)
+        if "attn_implementation" in given:
+            kwargs["attn_implementation"] = model_args.attn_implementation
+        if "model_revision" in given:
+            kwargs["revision"] = model_args.model_revision
+        if model_args.load_in_4bit or model_args.load_in_8bit:
+            try:
+                import bitsandbytes  # noqa: F401
+            except ImportError:
+                raise MRTPOError(
+                    "--load_in_4bit/--load_in_8bit need bitsandbytes and a CUDA GPU: pip install 'mrtpo-sdk[quantization]'"
+                ) from None
+            from trl import get_quantization_config
+
+            kwargs["quantization_config"] = get_quantization_config(model_args)
+        config.model_init_kwargs = kwargs
+    if not model_args.use_peft:
+        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if _given(rest, file_values, f)]
+        if lora:
+            raise MRTPOError(f"--{lora[0]} configures LoRA adapters; add --use_peft true to train them")
+        return None
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        raise MRTPOError("--use_peft needs the peft package: pip install 'mrtpo-sdk[peft]'") from None
+    from trl import get_peft_config
+
+    return get_peft_config(model_args)
 
 
 def train_flag_value(flags: list[str], name: str) -> str | None:
@@ -280,8 +342,10 @@ def _train_parser(config_class):
         def error(self, message: str):  # argparse: invalid value, missing argument, ...
             raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
 
+    from trl import ModelConfig
+
     return TrainParser(
-        (TrainScriptArguments, config_class),
+        (TrainScriptArguments, config_class, ModelConfig),
         prog="mrtpo-sdk train TASK_FILE[@name]",
         description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
         "field is a flag. --config FILE.yaml reads option values from a YAML file; flags given on the command "
@@ -307,9 +371,13 @@ def _explain_parse_error(message: str, parser) -> str:
     return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
 
 
-def run_training(task, script_args: TrainScriptArguments, config, task_file: str | None = None) -> int:
+def run_training(
+    task, script_args: TrainScriptArguments, config, task_file: str | None = None, peft_config: Any = None
+) -> int:
     from .policy.for_task import task_policy
     from .policy.pretrained import POLICY_SUBDIR
+
+    ADAPTER_SUBDIR = "adapter"
     from .trainer import MRTPOTrainer
     from .trainer.callbacks import RichProgressCallback, read_metrics
     from .trainer.runs import prepare_output_dir, resolve_checkpoint
@@ -360,10 +428,14 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
         data=script_args.data,
         processing_class=tokenizer,
         callbacks=[RichProgressCallback(task.verifier_names)],
+        peft_config=peft_config,
     )
-    from transformers.trainer_callback import PrinterCallback
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    trainer.remove_callback(PrinterCallback)  # the progress bar shows the rewards; metrics.jsonl has every log
+    # Our progress bar shows the rewards and metrics.jsonl has every log: HF's printer and tqdm bar (which prints
+    # each step's 40-key dict with --model) would repeat them.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
     run_info = {
         "task": task.name,
         "task_file": str(task_file) if task_file else None,
@@ -389,7 +461,15 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Writing model shards" beside our own progress lines
-        trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
+        if peft_config is not None:
+            # LoRA: the adapter as TRL saves it, and policy/ the merged model, loadable by --model / from_pretrained
+            trainer.save_model(str(out / ADAPTER_SUBDIR))
+            if trainer.accelerator.is_main_process:
+                merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
+                merged.save_pretrained(str(policy_dir))
+                trainer.processing_class.save_pretrained(str(policy_dir))
+        else:
+            trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
         hf_logging.enable_progress_bar()
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
@@ -446,6 +526,8 @@ def run_training(task, script_args: TrainScriptArguments, config, task_file: str
             print(f"credit:  {len(pages)} pages, e.g. {pages[-1]}")
         if script_args.save_policy:
             print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
+            if peft_config is not None:
+                print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
         else:
             print("policy:  not saved (--save_policy false)")
     return 0

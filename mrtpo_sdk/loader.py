@@ -14,18 +14,20 @@ import traceback
 from pathlib import Path
 
 from .errors import TaskLoadError
+from .resources import BUNDLED_TASKS, bundled_task_file
 from .task import Task
 
-__all__ = ["load_task", "find_tasks", "split_task_spec"]
+__all__ = ["load_task", "find_tasks", "resolve_task_path", "several_tasks_message", "split_task_spec"]
 
 
 def split_task_spec(spec: str) -> tuple[Path, str | None]:
-    """``"dir/file.py@name"`` -> ``(Path("dir/file.py"), "name")``; no ``@`` -> name ``None``."""
+    """``"dir/file.py@name"`` -> ``(Path("dir/file.py"), "name")``; no ``@`` -> name ``None``. A bundled task's
+    name (``sql``) stands for its file (:func:`resolve_task_path`)."""
     text = str(spec)
     if "@" in text and not text.endswith(".py"):
         path, _, name = text.rpartition("@")
-        return Path(path), name or None
-    return Path(text), None
+        return resolve_task_path(path), name or None
+    return resolve_task_path(text), None
 
 
 def _import_file(path: Path):
@@ -59,15 +61,27 @@ def _import_file(path: Path):
     return module
 
 
+def resolve_task_path(path: str | Path) -> Path:
+    """``path`` itself, or, when no such file exists and ``path`` is a bundled task's name (``sql``, ``bfcl``,
+    ``instruction_following``), that task's file (:mod:`mrtpo_sdk.resources`)."""
+    candidate = Path(path)
+    if not candidate.exists() and candidate.suffix == "" and len(candidate.parts) == 1:
+        bundled = bundled_task_file(str(path))
+        if bundled is not None:
+            return bundled
+    return candidate
+
+
 def find_tasks(path: str | Path) -> dict[str, Task]:
     """All tasks declared at module level in ``path``, keyed by variable name (imports the file).
 
     Raises:
         TaskLoadError: the file is missing, not a ``.py`` file, or fails to import.
     """
-    path = Path(path)
+    path = resolve_task_path(path)
     if not path.exists():
-        raise TaskLoadError(f"{path}: no such file; pass a task file such as tasks/sql.py")
+        raise TaskLoadError(f"{path}: no such file; pass a task file such as tasks/sql.py, or a bundled task name "
+                            f"({', '.join(BUNDLED_TASKS)})")
     if path.is_dir():
         raise TaskLoadError(f"{path}: is a folder; pass one task file such as {path}/sql.py")
     if path.suffix != ".py":
@@ -104,6 +118,12 @@ def load_task(spec: str | Path) -> Task:
             return by_task_name[0]
         raise TaskLoadError(f"{path}: no task named {name!r}; it declares {', '.join(sorted(tasks))}")
     if len(tasks) > 1:
-        choices = ", ".join(f"{path}@{n}" for n in sorted(tasks))
-        raise TaskLoadError(f"{path}: declares {len(tasks)} tasks; pick one: {choices}")
+        raise TaskLoadError(several_tasks_message(path, tasks))
     return next(iter(tasks.values()))
+
+
+def several_tasks_message(path: str | Path, tasks: dict[str, Task]) -> str:
+    """``"FILE: declares 2 tasks; pick one: FILE@a, FILE@b"``: what ``check``, ``train`` and ``lint`` say about a
+    file that declares several tasks when no ``@name`` picks one."""
+    choices = ", ".join(f"{path}@{n}" for n in sorted(tasks))
+    return f"{path}: declares {len(tasks)} tasks; pick one: {choices}"

@@ -26,12 +26,11 @@ _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def templates_dir() -> Path:
-    """The ``templates/`` folder: next to the package in a source checkout, or installed inside it."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent / "templates", here / "templates"):
-        if candidate.is_dir():
-            return candidate
-    raise MRTPOError("cannot find the templates/ folder of mrtpo-sdk; reinstall it from a source checkout")
+    """The ``templates/`` folder: the source checkout's, or the copy inside an installed wheel
+    (:func:`mrtpo_sdk.resources.bundled_dir`)."""
+    from ..resources import bundled_dir
+
+    return bundled_dir("templates")
 
 
 def template_files(template: str) -> list[Path]:

@@ -146,12 +146,18 @@ def default_cache_dir() -> Path:
 
 
 def bundled_data_dir() -> Path:
-    """The SQL data shipped in the source tree (``tasks/data/sql``).
+    """The SQL data shipped with the bundled tasks (``tasks/data/sql``, in the checkout or the installed wheel).
 
     Raises:
-        SQLDataError: the package is not run from a source checkout that holds ``tasks/data/sql``.
+        SQLDataError: the bundled data is missing.
     """
-    path = Path(__file__).resolve().parents[2] / "tasks" / "data" / "sql"
+    from ..errors import MRTPOError
+    from ..resources import bundled_dir
+
+    try:
+        path = bundled_dir("tasks") / "data" / "sql"
+    except MRTPOError as exc:
+        raise SQLDataError(f"{exc}; or pass --data PATH pointing at a Spider-layout directory") from None
     if not (path / "dev.json").is_file():
         raise SQLDataError(f"bundled SQL data not found at {path}; pass --data PATH pointing at a Spider-layout directory")
     return path

@@ -149,22 +149,35 @@ class RichProgressCallback(TrainerCallback):
         self.progress = None
         self.task_id = None
         self.plain = False
+        self._began: tuple[float, int] | None = None
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
         import sys
 
+        import time
+
+        self._began = (time.monotonic(), state.global_step)
         if not sys.stdout.isatty():
             self.plain = True
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(
             TextColumn("[bold]train"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
             TextColumn("{task.description}"),
             transient=False,
         )
@@ -190,7 +203,15 @@ class RichProgressCallback(TrainerCallback):
         if self.plain:
             every = max(1, state.max_steps // 20)
             if state.global_step % every == 0 or state.global_step == state.max_steps:
-                print(f"step {state.global_step}/{state.max_steps} " + " ".join(parts), flush=True)
+                import time
+
+                now = time.monotonic()
+                eta = ""
+                t0, s0 = self._began or (now, state.global_step)
+                if state.global_step > s0 and state.global_step < state.max_steps:
+                    left = (now - t0) / (state.global_step - s0) * (state.max_steps - state.global_step)
+                    eta = f" (ETA {int(left // 60)}:{int(left % 60):02d})"
+                print(f"step {state.global_step}/{state.max_steps} " + " ".join(parts) + eta, flush=True)
         else:
             self.progress.update(self.task_id, description=" ".join(parts))
 

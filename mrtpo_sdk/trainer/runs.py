@@ -39,6 +39,7 @@ RUN_FILES = (
     "credit-step*.html",
     "rewards.png",
     "policy",
+    "adapter",
     "errors",
     "checkpoint-*",
 )

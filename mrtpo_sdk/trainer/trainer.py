@@ -84,6 +84,9 @@ class MRTPOTrainer(GRPOTrainer):
         if not isinstance(args, MRTPOConfig):
             raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
         self.task = task
+        # The model card and hub tags name the algorithm that trains the model (TRL's fields, read in __init__).
+        self._name, self._paper = ALGORITHM_CARDS[args.algo]
+        self._tag_names = ["trl", "mrtpo-sdk", args.algo]
         examples = list(examples) if examples is not None else task.load_examples("train", data)
         self._examples_by_id = {example_id(ex): ex for ex in examples}
         require_enough_examples(len(examples), args, what=f"task {task.name!r}")
@@ -113,6 +116,7 @@ class MRTPOTrainer(GRPOTrainer):
         )
         # TRL's own `reward` statistic and logs use the same weights as our advantages.
         self.reward_weights = torch.tensor(self.weights, dtype=torch.float32)
+        _drop_none_from_trackers(self)
         self.add_callback(MetricsJSONLCallback(Path(args.output_dir)))
         if args.plot_rewards:
             self.add_callback(RewardPlotCallback(Path(args.output_dir), task.verifier_names))
@@ -384,6 +388,49 @@ class MRTPOTrainer(GRPOTrainer):
                     )
                     + "\n"
                 )
+
+
+MRTPO_CITATION = """\
+@article{zhai2026mrtpo,
+    title   = {{Each Reward to Its Relevant Tokens: Reward-Specific Token-Level Credit Assignment for Multi-Reward RL}},
+    author  = {Zhai, Skylar and Wang, Haonan and Liu, Zhining and Song, Linxin and Ding, Xuwei and Liang, Jingcheng
+               and Kang, Jian},
+    journal = {arXiv preprint arXiv:2610.21439},
+    year    = {2026}
+}"""
+
+#: ``algo`` -> (TRL's ``_name``, ``_paper``) for the model card.
+ALGORITHM_CARDS: dict[str, tuple[str, dict[str, str]]] = {
+    "mrtpo": (
+        "MRTPO",
+        {
+            "title": "Each Reward to Its Relevant Tokens: Reward-Specific Token-Level Credit Assignment for "
+            "Multi-Reward RL",
+            "id": "2610.21439",
+            "citation": MRTPO_CITATION,
+        },
+    ),
+    "gdpo": (
+        "GDPO",
+        {
+            "title": "GDPO: Group reward-Decoupled Normalization Policy Optimization for Multi-reward RL Optimization",
+            "id": "2601.05242",
+        },
+    ),
+    "grpo": ("GRPO", dict(GRPOTrainer._paper)),
+}
+
+
+def _drop_none_from_trackers(trainer) -> None:
+    """TRL logs ``None`` for a metric with no value this step (e.g. a reward never replayed); trackers (wandb,
+    tensorboard, ...) warn on it. Callbacks see the metrics that have a value; ``state.log_history`` keeps all."""
+    handler = trainer.callback_handler
+    on_log = handler.on_log
+
+    def filtered(args, state, control, logs):
+        return on_log(args, state, control, {k: v for k, v in logs.items() if v is not None})
+
+    handler.on_log = filtered
 
 
 def _note(message: str) -> None:

@@ -1,0 +1,125 @@
+"""TRL's ModelConfig flags on `mrtpo-sdk train`: LoRA (--use_peft, --lora_*), --dtype, --model_name_or_path."""
+
+import json
+from pathlib import Path
+
+import pytest
+from safetensors.torch import load_file
+
+from mrtpo_sdk import load_task
+from mrtpo_sdk.cli import main
+
+from .test_trainer import tiny_policy
+
+LETTERS = str(Path(__file__).parent / "fixtures" / "letters_task.py")
+SMALL = ["--per_device_train_batch_size", "8", "--max_completion_length", "8", "--max_steps", "2",
+         "--report_to", "none", "--learning_rate", "0.05"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def local_model(tmp_path):
+    """A tiny model folder, as a user's local checkpoint."""
+    model, tok = tiny_policy(load_task(LETTERS))
+    folder = tmp_path / "tiny-model"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+def test_use_peft_trains_lora_adapters(tmp_path, local_model, capsys):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--use_peft", "--lora_r", "4",
+                 "--lora_target_modules", "q_proj", "v_proj", "--output_dir", str(out)]) == 0
+    assert "adapter: " in capsys.readouterr().out
+    config = json.loads((out / "adapter" / "adapter_config.json").read_text())
+    assert config["r"] == 4 and sorted(config["target_modules"]) == ["q_proj", "v_proj"]
+    adapter = load_file(out / "adapter" / "adapter_model.safetensors")
+    lora_b = [v for k, v in adapter.items() if "lora_B" in k]
+    assert lora_b and any(float(v.abs().max()) > 0 for v in lora_b)  # lora_B starts at 0: it was trained
+    assert not any("lora" in k for k in load_file(out / "policy" / "model.safetensors"))  # policy/ is merged
+    base, merged = load_file(local_model / "model.safetensors"), load_file(out / "policy" / "model.safetensors")
+    changed = {k for k in base if not (base[k] == merged[k]).all()}
+    assert changed and all(("q_proj" in k or "v_proj" in k) for k in changed)  # only the adapted projections
+
+
+def test_model_name_or_path_is_an_alias_of_model(tmp_path, local_model):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--model_name_or_path", str(local_model), *SMALL, "--output_dir", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["policy"] == str(local_model)
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--dtype", "bfloat16"], "--dtype loads a model given by --model; the embedded policy is built here"),
+        (["--lora_r", "4"], "--lora_r configures LoRA adapters; add --use_peft true to train them"),
+        (["--model", "a", "--model_name_or_path", "b"], "--model a and --model_name_or_path b disagree"),
+    ],
+)
+def test_model_flags_that_cannot_take_effect_are_one_line(tmp_path, capsys, args, fragment):
+    assert main(["train", LETTERS, *args, *SMALL, "--output_dir", str(tmp_path / "o")]) == 2
+    assert fragment in error_line(capsys)
+
+
+def test_dtype_reaches_the_model(tmp_path, local_model, monkeypatch):
+    import torch
+
+    import mrtpo_sdk.trainer.trainer as trainer_module
+
+    seen = {}
+    real = trainer_module.GRPOTrainer.__init__
+
+    def spy(self, *a, **kw):
+        seen["model_init_kwargs"] = dict(kw["args"].model_init_kwargs)  # as the model is created
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(trainer_module.GRPOTrainer, "__init__", spy)
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--dtype", "float32",
+                 "--output_dir", str(tmp_path / "o")]) == 0
+    assert seen["model_init_kwargs"] == {"dtype": torch.float32}
+
+
+def test_with_model_no_hf_dict_is_printed(tmp_path, local_model, capsys):
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--output_dir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "'loss':" not in out and "'grad_norm':" not in out  # HF's printer / tqdm log dicts
+    assert "step 2/2 has_a=" in out  # our own progress line
+
+
+@pytest.mark.parametrize("algo, name, paper", [("mrtpo", "MRTPO", "2610.21439"), ("gdpo", "GDPO", "2601.05242"),
+                                               ("grpo", "GRPO", "2402.03300")])
+def test_model_card_names_the_algorithm_and_trackers_never_see_none(tmp_path, algo, name, paper):
+    from transformers import TrainerCallback
+
+    from mrtpo_sdk.trainer import MRTPOTrainer
+
+    from .test_trainer import config
+
+    seen = []
+
+    class Tracker(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            seen.append(dict(logs))
+
+    task = load_task(LETTERS)
+    model, tok = tiny_policy(task)
+    trainer = MRTPOTrainer(task, model, config(tmp_path, algo, max_steps=2), processing_class=tok, callbacks=[Tracker()])
+    trainer.train()
+    assert seen and all(v is not None for row in seen for v in row.values())
+    assert any(v is None for row in trainer.state.log_history for v in row.values()) or algo != "mrtpo"
+    trainer.create_model_card()
+    card = (Path(trainer.args.output_dir) / "README.md").read_text()
+    assert f"trained with {name}" in card and paper in card
+    assert "mrtpo-sdk" in card
