@@ -223,3 +223,21 @@ def test_eval_writes_the_details_into_its_output_folder(tmp_path, capsys):
     text = details.read_text()
     assert "\nexample:   dev-1\n" in text and f'File "{task_file}", line 8, in picky' in text
     assert f"(defined at {task_file}:5)" in text and "ValueError: no rule for river" in text
+
+
+def test_explain_writes_the_details_into_its_output_folder(tmp_path, capsys):
+    task_file = tmp_path / "picky_task.py"
+    task_file.write_text(EVAL_TASK.format().replace('example["id"] == "dev-1"', '"zzz" in completion'))
+    out = tmp_path / "explain-out"
+    code = main(["explain", str(task_file), "--completion", "zzz top", "--example", "train-2", "--policy_preset", "tiny",
+                 "--output_dir", str(out)])
+    assert code == 2
+    lines = error_lines(capsys)
+    assert len(lines) == 1, lines
+    details = out / "errors" / "explain-picky.txt"
+    assert lines[0].startswith("error: task 'picky', verifier 'picky', example 'train-2': the verifier raised "
+                               f"ValueError: no rule for stone at {task_file}:8 ")
+    assert lines[0].endswith(f"(details: {details})")
+    text = details.read_text()
+    assert "\nexample:   train-2\n" in text and "example value: {'id': 'train-2', 'word': 'stone'}" in text
+    assert "\nzzz top\n" in text and f'File "{task_file}", line 8, in picky' in text
