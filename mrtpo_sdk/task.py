@@ -24,6 +24,8 @@ Examples may be mappings or objects; each needs an ``id`` (``example["id"]`` or 
 from __future__ import annotations
 
 import inspect
+import os
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any, Literal, Union
 from .errors import MRTPOError
 from .verifier import Result, Verifier
 
-__all__ = ["Task", "Prompt", "Messages", "example_id"]
+__all__ = ["Task", "TaskFunctionError", "Prompt", "Messages", "example_id", "call_user"]
 
 Messages = list[dict[str, str]]
 Prompt = Union[str, Messages]
@@ -53,6 +55,118 @@ def example_id(example: Any) -> str:
     raise MRTPOError(
         f"example {str(example)[:80]!r} has no 'id'; give every example a unique id (a key 'id' or an attribute .id)"
     )
+
+
+class TaskFunctionError(MRTPOError):
+    """A function of the task file (its loader, ``prompt``, ``prompt_without`` or ``reference``) raised.
+
+    ``str(error)`` is one line: ``FILE:LINE: prompt() raised ValueError('...') on example 'ex-3'``, where
+    ``FILE:LINE`` is the innermost line of the function's own file in the traceback (else the innermost frame of
+    the user's code). The original exception is the ``__cause__``.
+
+    Attributes:
+        task: the task's name; ``function``: the Task field (``examples``, ``prompt``, ``prompt_without``,
+            ``reference``); ``example_id``: the example (``None`` for the loader); ``location``: ``"FILE:LINE"`` or
+            ``None`` (``file`` and ``line`` apart); ``detail``: the message without the location.
+    """
+
+    def __init__(
+        self, detail: str, *, task: str, function: str, example_id: str | None, file: str | None, line: int | None
+    ) -> None:
+        self.location = f"{_display_path(file)}:{line}" if file else None
+        super().__init__(f"{self.location}: {detail}" if self.location else f"task {task!r}: {detail}")
+        self.task = task
+        self.function = function
+        self.example_id = example_id
+        self.file = file
+        self.line = line
+        self.detail = detail
+
+
+def _display_path(path: str) -> str:
+    """``path`` relative to the working folder when it lies under it, else as it is."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _source_file(fn: Any) -> str | None:
+    for obj in (fn, getattr(fn, "func", None), getattr(type(fn), "__call__", None)):  # function, partial, object
+        if obj is None:
+            continue
+        try:
+            found = inspect.getsourcefile(inspect.unwrap(obj))
+        except (TypeError, OSError):
+            continue
+        if found:
+            return found
+    return None
+
+
+def _user_location(exc: BaseException, fn: Any) -> tuple[str | None, int | None]:
+    """``(file, line)`` of the innermost traceback frame in ``fn``'s file, else of the innermost frame outside
+    this module (the user's code, or a library it called); ``(None, None)`` when there is none."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    here = os.path.abspath(__file__)
+    frames = [f for f in frames if os.path.abspath(f.filename) != here]
+    if not frames:
+        return None, None
+    source = _source_file(fn)
+    own = [f for f in frames if source and os.path.abspath(f.filename) == os.path.abspath(source)]
+    frame = (own or frames)[-1]
+    return frame.filename, frame.lineno
+
+
+def _describe(exc: BaseException) -> str:
+    """``ValueError('bad')``: the exception as one short line (an ``OSError`` keeps its file name)."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{type(exc).__name__}({str(exc)!r})"
+    else:
+        text = repr(exc)
+    text = " ".join(text.split())
+    return text[:300] + " ..." if len(text) > 300 else text
+
+
+def call_user(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    task: str,
+    function: str,
+    example_id: str | None = None,
+    context: str = "",
+    source: Any = None,
+) -> Any:
+    """Call ``fn(*args, **kwargs)``, a function of the user's task file; what it raises becomes one line.
+
+    Args:
+        task: the task's name; ``function``: the Task field being called (``prompt``, ``reference``, ...).
+        example_id: the example it was called on (named in the message).
+        context: text added after the example (e.g. ``" (verifier 'x')"`` or ``" loading split 'train'"``).
+        source: the user's function whose file the location is looked for in (default: ``fn``).
+
+    Raises:
+        TaskFunctionError: ``fn`` raised (an :class:`MRTPOError` it raises passes through unchanged: it is
+            already one actionable line).
+    """
+    try:
+        return fn(*args, **(kwargs or {}))
+    except MRTPOError:
+        raise
+    except Exception as exc:
+        on = f" on example {example_id!r}" if example_id is not None else ""
+        file, line = _user_location(exc, fn if source is None else source)
+        raise TaskFunctionError(
+            f"{function}() raised {_describe(exc)}{on}{context}",
+            task=task,
+            function=function,
+            example_id=example_id,
+            file=file,
+            line=line,
+        ) from exc
 
 
 @dataclass
@@ -148,6 +262,7 @@ class Task:
 
         Raises:
             MRTPOError: no examples, a missing or duplicate id, or ``data`` given to a task that takes none.
+            TaskFunctionError: the examples function raised (one line: its file:line, the split, the exception).
         """
         if callable(self.examples):
             params = inspect.signature(self.examples).parameters
@@ -158,7 +273,16 @@ class Task:
                 kwargs["data"] = data
             elif data is not None:
                 raise MRTPOError(f"task {self.name!r} does not take --data (its examples function has no 'data')")
-            examples = list(self.examples(**kwargs))
+            on_data = f" (data={str(data)!r})" if data is not None else ""
+            loader = self.examples
+            examples = call_user(
+                lambda: list(loader(**kwargs)),  # a generator raises while it is listed
+                (),
+                task=self.name,
+                function="examples",
+                context=f" loading split {split!r}{on_data}",
+                source=loader,
+            )
         else:
             if data is not None:
                 raise MRTPOError(f"task {self.name!r} has fixed examples; it does not take --data")
@@ -175,21 +299,29 @@ class Task:
 
     # ------------------------------------------------------------------ prompts
     def rollout_prompt(self, example: Any) -> Prompt:
-        """``P_0`` for ``example``, validated (text, or a non-empty list of role/content messages)."""
-        return _check_prompt(self.prompt(example), f"task {self.name!r}, prompt(example {example_id(example)!r})")
+        """``P_0`` for ``example``, validated (text, or a non-empty list of role/content messages).
+
+        Raises:
+            TaskFunctionError: ``prompt`` raised; MRTPOError: it returned something that is not a prompt.
+        """
+        eid = example_id(example)
+        out = call_user(self.prompt, (example,), task=self.name, function="prompt", example_id=eid)
+        return _check_prompt(out, f"task {self.name!r}, prompt(example {eid!r})")
 
     def reference_completion(self, example: Any) -> str:
         """The reference completion for ``example``.
 
         Raises:
-            MRTPOError: the task declares no ``reference``.
+            MRTPOError: the task declares no ``reference``, or it returned something other than text.
+            TaskFunctionError: ``reference`` raised.
         """
         if self.reference is None:
             raise MRTPOError(
                 f"task {self.name!r} declares no reference=fn(example) -> completion; the embedded default policy "
                 f"is warm-started on references (or pass --model)"
             )
-        out = self.reference(example)
+        eid = example_id(example)
+        out = call_user(self.reference, (example,), task=self.name, function="reference", example_id=eid)
         if not isinstance(out, str):
             raise MRTPOError(f"task {self.name!r}: reference(example) returned {type(out).__name__}, not str")
         return out
@@ -204,16 +336,25 @@ class Task:
 
         Returns:
             ``(P_all, P_without_k)``, each text or chat messages like ``P_0``.
+
+        Raises:
+            TaskFunctionError: ``prompt`` or ``prompt_without`` raised.
         """
         if len(blocks) != len(self.verifiers):
             raise ValueError(f"expected {len(self.verifiers)} blocks, got {len(blocks)}")
         p0 = self.rollout_prompt(example)
         if self.block_placement == "in-prompt":
             assert self.prompt_without is not None
-            without = _check_prompt(
-                self.prompt_without(example, self.verifiers[k].name),
-                f"task {self.name!r}, prompt_without(example {example_id(example)!r}, {self.verifiers[k].name!r})",
+            eid, name = example_id(example), self.verifiers[k].name
+            out = call_user(
+                self.prompt_without,
+                (example, name),
+                task=self.name,
+                function="prompt_without",
+                example_id=eid,
+                context=f" (verifier {name!r})",
             )
+            without = _check_prompt(out, f"task {self.name!r}, prompt_without(example {eid!r}, {name!r})")
             return p0, without
         p_all = self.with_blocks(p0, blocks)
         p_wo = self.with_blocks(p0, [b if j != k else "" for j, b in enumerate(blocks)])

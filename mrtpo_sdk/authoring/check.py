@@ -2,9 +2,12 @@
 
 A task is ready to train when each reference completion earns its full reward from every verifier that applies
 (an author's reference that fails its own verifier means a bug in one of them, or a reference in the wrong format)
-and no verifier raises. The corrupted completions (the linter's probes: ``empty``, ``no-markup`` with fences and
-tags stripped, ``truncated`` to its first half, ``other-reference`` from another example) show how the rewards and
-blocks behave on wrong answers: a verifier that gives them full reward checks nothing.
+and no verifier raises or changes its example. The corrupted completions (the linter's probes: ``empty``,
+``no-markup`` with fences and tags stripped, ``truncated`` to its first half, ``other-reference`` from another
+example) show how the rewards and blocks behave on wrong answers: a verifier that gives them full reward checks
+nothing, and one whose reward is the same on every completion teaches nothing (a warning, as ``lint``'s MRT014). Every prompt training builds
+(``prompt``, and ``prompt_without`` for an in-prompt task) is built too: an error in the task file's own
+functions is one line naming the function, its file:line, the example and the exception.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from typing import Any
 
 from ..errors import MRTPOError, VerifierError
 from ..task import Task, example_id
+from .contracts import ExampleMutatedError, score_unmutated, snapshot
 
-__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "render_report", "run_check"]
+__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "check_prompts", "render_report", "run_check"]
 
 PROBE_ORDER = ("reference", "empty", "no-markup", "truncated", "other-reference")
 
@@ -30,6 +34,7 @@ class ProbeStats:
     not_applicable: int = 0
     empty_blocks: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)  # (example id, message)
+    mutations: list[tuple[str, str]] = field(default_factory=list)  # (example id, message): changed its example
 
     @property
     def count(self) -> int:
@@ -59,7 +64,8 @@ class VerifierStats:
 
 @dataclass
 class CheckReport:
-    """Result of :func:`run_check`. ``ok`` is False when a reference missed full reward or a verifier raised."""
+    """Result of :func:`run_check`. ``ok`` is False when a reference missed full reward, a verifier raised or
+    changed its example; ``warnings`` names the verifiers whose reward never changed with the completion."""
 
     task: str
     examples: int
@@ -89,6 +95,31 @@ class CheckReport:
                     eid, msg = errs[0]
                     more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
                     out.append(f"{v.name} raised on the {label} completion of example {eid}{more}: {msg}")
+            mutated = [m for p in v.probes.values() for m in p.mutations]
+            if mutated:
+                eid, msg = mutated[0]
+                more = f" (and {len(mutated) - 1} more)" if len(mutated) > 1 else ""
+                rest = msg.split(f"example {eid!r}: ", 1)[-1]  # the message without "task ..., example ...: "
+                out.append(f"{v.name}, example {eid}{more}: {rest}")
+        return out
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per verifier whose reward never changed with the completion (``lint``'s MRT014); they do
+        not make the check fail."""
+        from .contracts import constant_reward_message, probe_description
+
+        out = []
+        for v in self.verifiers:
+            if v.weight == 0:
+                continue
+            by_example: dict[str, list[float]] = {}
+            for cell in v.probes.values():
+                for eid, r in cell.rewards:
+                    by_example.setdefault(eid, []).append(r)
+            msg = constant_reward_message(list(by_example.values()), probe_description(list(v.probes)))
+            if msg:
+                out.append(f"{v.name}: {msg}")
         return out
 
     @property
@@ -106,8 +137,9 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None, module:
             ``PROBES``) are checked too, labelled ``declared-1``, ``declared-2``, ...
 
     Raises:
-        MRTPOError: the task has no ``reference=`` function, no examples, its reference function raised, or the
-            declared probes are not lists of strings.
+        MRTPOError: the task has no ``reference=`` function, no examples, its reference, prompt or
+            prompt_without function raised (:class:`~mrtpo_sdk.task.TaskFunctionError`), or the declared probes
+            are not lists of strings.
     """
     from ..lint.runner import author_probes, make_probes
 
@@ -122,6 +154,7 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None, module:
         raise MRTPOError(f"task {task.name!r} has no examples to check")
     ids = [example_id(ex) for ex in chosen]
     references = [task.reference_completion(ex) for ex in chosen]
+    check_prompts(task, chosen)
     extra = [
         author_probes(module, ex, f"task {task.name!r}, example {eid!r}") if module else []
         for ex, eid in zip(chosen, ids)
@@ -129,13 +162,19 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None, module:
     probes = make_probes(references, extra)
     stats = [VerifierStats(v.name, v.kind, float(v.weight)) for v in task.verifiers]
     for ex, eid, ex_probes in zip(chosen, ids, probes):
+        before = snapshot(ex)
         for probe in ex_probes:
             for v, st in zip(task.verifiers, stats):
                 cell = st.probes.setdefault(probe.label, ProbeStats())
                 try:
-                    result = v.score(ex, probe.text, task=task.name, example_id=eid)
+                    result = score_unmutated(v, ex, probe.text, task=task.name, example_id=eid, before=before)
+                except ExampleMutatedError as exc:  # a failure; its result still counts in the table
+                    cell.mutations.append((eid, str(exc)))
+                    before = snapshot(ex)
+                    result = exc.result
                 except VerifierError as exc:
                     cell.errors.append((eid, str(exc)))
+                    before = snapshot(ex)
                     continue
                 if result is None:
                     cell.not_applicable += 1
@@ -143,6 +182,22 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None, module:
                 cell.rewards.append((eid, result.reward))
                 cell.empty_blocks += not result.block
     return CheckReport(task.name, len(chosen), stats, time.perf_counter() - start)
+
+
+def check_prompts(task: Task, examples: list[Any]) -> None:
+    """Build every prompt training builds for ``examples``: the rollout prompt ``P_0`` and, for an in-prompt task,
+    each ``prompt_without(example, verifier)`` (the replay contexts).
+
+    Raises:
+        TaskFunctionError: ``prompt`` or ``prompt_without`` raised (one line: file:line, example id, exception);
+            MRTPOError: one returned something that is not a prompt.
+    """
+    for ex in examples:
+        task.rollout_prompt(ex)
+        if task.block_placement == "in-prompt":
+            blocks = [""] * len(task.verifiers)
+            for k in range(len(task.verifiers)):
+                task.replay_prompts(ex, blocks, k)
 
 
 def _dist(rewards: list[float]) -> str:
@@ -155,6 +210,7 @@ def render_report(report: CheckReport, console: Any = None) -> None:
     """Print one table per verifier (rich): per completion kind, the reward distribution (mean [min, max]), the
     number at full reward, not-applicable count, empty-block rate and errors; then the failures."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console(highlight=False)
@@ -194,6 +250,10 @@ def render_report(report: CheckReport, console: Any = None) -> None:
             if cell.errors:
                 shown = ", ".join(eid for eid, _ in cell.errors[:3])
                 errs = f"[red]{len(cell.errors)} ({shown}{', …' if len(cell.errors) > 3 else ''})[/red]"
+            if cell.mutations:
+                shown = ", ".join(eid for eid, _ in cell.mutations[:3])
+                more = ", …" if len(cell.mutations) > 3 else ""
+                errs += f"{' ' if errs else ''}[red]mutated {len(cell.mutations)} ({shown}{more})[/red]"
             table.add_row(label, str(cell.count), _dist(values), full_txt, str(cell.not_applicable), empty, errs)
         console.print(table)
     if report.ok:
@@ -201,6 +261,8 @@ def render_report(report: CheckReport, console: Any = None) -> None:
     else:
         for line in report.failures:
             console.print(f"[red]FAIL[/red] {line}", soft_wrap=True)
+    for line in report.warnings:
+        console.print(f"[yellow]WARN[/yellow] {escape(line)}", soft_wrap=True)
 
 
 def report_json(report: CheckReport) -> dict[str, Any]:
@@ -216,6 +278,7 @@ def report_json(report: CheckReport) -> dict[str, Any]:
             "not_applicable": c.not_applicable,
             "empty_block_rate": (c.empty_blocks / len(values)) if values else None,
             "errors": [{"example_id": e, "message": m} for e, m in c.errors],
+            "mutations": [{"example_id": e, "message": m} for e, m in c.mutations],
         }
 
     return {
@@ -224,6 +287,7 @@ def report_json(report: CheckReport) -> dict[str, Any]:
         "seconds": report.seconds,
         "ok": report.ok,
         "failures": report.failures,
+        "warnings": report.warnings,
         "verifiers": {
             v.name: {
                 "kind": v.kind,

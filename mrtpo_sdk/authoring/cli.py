@@ -1,6 +1,7 @@
 """Parsers and commands of ``mrtpo-sdk new``, ``check`` and ``explain`` (dispatched from :mod:`mrtpo_sdk.cli`).
 
-Exit status: 0 on success, 1 when ``check`` finds a failure, 2 on a user mistake (one ``error:`` line).
+Exit status: 0 on success, 1 when ``check`` finds a failure, 2 on a user mistake (one ``error:`` line; an
+unknown option names the closest one: ``did you mean --limit?``).
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ import json
 import sys
 from pathlib import Path
 
+from .._argparse import ArgumentParser
 from ..errors import MRTPOError, VerifierError
 
 __all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
 
 
-def new_parser() -> argparse.ArgumentParser:
+def new_parser() -> ArgumentParser:
     from .new import TEMPLATES
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="mrtpo-sdk new",
         description="Write a new task file NAME.py, a tiny data file and a test (test_NAME.py) from a template. "
         "The result lints clean and passes `mrtpo-sdk check` as written; edit it from there. Never overwrites.",
@@ -36,14 +38,16 @@ def new_parser() -> argparse.ArgumentParser:
     return p
 
 
-def check_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def check_parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="mrtpo-sdk check",
         description="Run every verifier over the examples' reference completions and a few corrupted ones "
         "(empty, markup stripped, truncated, another example's reference, and those the task file declares in "
         "lint_probes(example) or PROBES). Prints a table per verifier: reward "
         "distribution, share at full reward, not-applicable count, empty-block rate, errors with example ids. "
-        "Exits 1 if a reference completion does not earn full reward or a verifier raises.",
+        "It also builds every prompt training builds (prompt(), and prompt_without for in-prompt tasks). "
+        "Exits 1 if a reference completion does not earn full reward, or a verifier raises or changes its example; "
+        "a verifier whose reward is the same on every completion is a warning (WARN, exit 0).",
     )
     p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name with several tasks)")
     p.add_argument("--split", default="train", help="which split to check (default: train)")
@@ -53,8 +57,8 @@ def check_parser() -> argparse.ArgumentParser:
     return p
 
 
-def explain_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def explain_parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="mrtpo-sdk explain",
         description="Show where each reward's credit lands on one completion: replay it with the policy under "
         "all blocks vs all but block k, and write an HTML page (one row per reward: tokens shaded by q_k,t, the "
@@ -101,10 +105,11 @@ def explain_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+def _parse(parser: ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    """The parsed arguments, or 0 after ``--help``; a mistake raises UsageError (one ``error:`` line, exit 2)."""
     try:
         return parser.parse_args(argv)
-    except SystemExit as exc:  # argparse printed usage or help
+    except SystemExit as exc:  # --help printed the help
         return int(exc.code or 0)
 
 

@@ -12,12 +12,12 @@ and the task form load the trainer's list of algorithms.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
 from typing import Sequence
 
+from .._argparse import ArgumentParser, did_you_mean
 from ..errors import MRTPOError
 
 __all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
@@ -38,13 +38,8 @@ def is_task_spec(arg: str) -> bool:
     return arg.endswith(".py") or ".py@" in arg
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one `error:` line, exit 2 (through mrtpo_sdk.cli.main)
-        raise MRTPOError(f"compare: {message} (usage: mrtpo-sdk compare --help)")
-
-
-def compare_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+def compare_parser() -> ArgumentParser:
+    p = ArgumentParser(  # a mistake is one `error:` line, exit 2 (through mrtpo_sdk.cli.main)
         prog="mrtpo-sdk compare",
         allow_abbrev=False,
         description="Compare runs of several algorithms over seeds: steps to a reward threshold, area under the "
@@ -173,9 +168,10 @@ def compare_command(argv: Sequence[str]) -> int:
             )
         return _compare_task(tasks[0], args, train_flags)
     if train_flags:
+        hint = did_you_mean(train_flags[0].split("=", 1)[0].replace("-", "_").replace("__", "--", 1), _OWN_OPTIONS)
         raise MRTPOError(
-            f"unknown option {train_flags[0]} (options other than --output_dir, --threshold and --smooth are train "
-            f"flags and apply only with a TASK_FILE)"
+            f"unknown option {train_flags[0]}{hint} (options other than --output_dir, --threshold and --smooth are "
+            f"train flags and apply only with a TASK_FILE)"
         )
     if args.algos is not None or args.seeds is not None:
         flag = "--algos" if args.algos is not None else "--seeds"

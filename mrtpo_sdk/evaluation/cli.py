@@ -5,18 +5,18 @@ Exit status: 0 on success, 2 on a user mistake (one ``error:`` line).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._argparse import ArgumentParser
 from ..errors import MRTPOError, VerifierError
 
 __all__ = ["eval_command", "eval_parser", "render_report"]
 
 
-def eval_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def eval_parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="mrtpo-sdk eval",
         description="Score a policy on a task's held-out split: each reward's mean, the share of completions that "
         "earn every reward, and the task's headline metrics (SQL: execution accuracy; instruction following: "
@@ -68,7 +68,7 @@ def eval_parser() -> argparse.ArgumentParser:
 def eval_command(argv: list[str]) -> int:
     try:
         args = eval_parser().parse_args(argv)
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help printed the help (a mistake raises UsageError: one error: line, exit 2)
         return int(exc.code or 0)
     import torch
 

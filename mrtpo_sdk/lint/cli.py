@@ -6,11 +6,11 @@ be linted (the other files are still linted and reported).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
+from .._argparse import ArgumentParser
 from ..errors import MRTPOError
 from .codes import all_rules, get_rule
 from .config import Layer, check_selectors
@@ -34,8 +34,8 @@ def _selectors(values: list[str] | None, flag: str) -> list[str]:
     return check_selectors(out, flag)
 
 
-def lint_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def lint_parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="mrtpo-sdk lint",
         description="Check task files against the block-writing rules (spec 'Rules for writing a block'): static "
         "checks on the code, dynamic checks running the verifiers on probe completions. "
@@ -85,9 +85,9 @@ def lint_command(argv: list[str]) -> int:
     """Run ``mrtpo-sdk lint``; returns the exit status."""
     parser = lint_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if exc.code in (0, None) else 2
+        args = parser.parse_args(argv)  # a mistake raises UsageError: one `error:` line, exit 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
     try:
         if args.examples is not None and args.examples < 1:
             raise MRTPOError(f"--examples must be a positive integer, got {args.examples}")
@@ -148,7 +148,8 @@ def rule_markdown(code_or_name: str) -> str:
     return (
         f"# {rule.name} ({rule.code})\n\n"
         f"{rule.summary[0].upper() + rule.summary[1:]}.\n\n"
-        f"Applies to: {rule.kinds}. Checks: {rule.checks}.\n\n"
+        f"Applies to: {rule.kinds}. Checks: {rule.checks}."
+        f"{' Severity: ' + rule.severity + '.' if rule.severity != 'error' else ''}\n\n"
         f"{doc}\n"
     )
 
@@ -161,14 +162,14 @@ def _dedent_doc(doc: str) -> str:
 
 def rule_command(argv: list[str]) -> int:
     """Run ``mrtpo-sdk rule CODE`` / ``mrtpo-sdk rule --all``; returns the exit status."""
-    p = argparse.ArgumentParser(prog="mrtpo-sdk rule", description="Explain a lint rule (its code or its name).")
+    p = ArgumentParser(prog="mrtpo-sdk rule", description="Explain a lint rule (its code or its name).")
     p.add_argument("rule", nargs="?", metavar="CODE", help="a code (MRT003) or name (instruction-or-meta-in-block)")
     p.add_argument("--all", action="store_true", help="print every rule's documentation")
     p.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text")
     try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if exc.code in (0, None) else 2
+        args = p.parse_args(argv)  # a mistake raises UsageError: one `error:` line, exit 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
     if not args.all and not args.rule:
         print("error: give a rule code (e.g. `mrtpo-sdk rule MRT003`) or --all", file=sys.stderr)
         return 2

@@ -26,6 +26,7 @@ CODES: dict[str, str] = {
     "MRT011": "mrt011_missing_reference_completion",
     "MRT012": "mrt012_verifier_without_kind",
     "MRT013": "mrt013_unused_noqa",
+    "MRT014": "mrt014_constant_reward",
 }
 
 REMOVED: dict[str, str] = {}

@@ -78,6 +78,7 @@ class Rule:
     summary: ClassVar[str]
     kinds: ClassVar[str] = "all verifiers"
     checks: ClassVar[str] = "dynamic"  # "static", "dynamic" or "static + dynamic"
+    severity: ClassVar[str] = "error"  # "warning": SARIF level and GitHub annotation (any finding exits 1)
 
     def check(self, ctx: "TaskContext") -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -151,7 +151,8 @@ def _github(report: LintReport) -> str:
     for f in report.findings:
         title = f"mrtpo-sdk ({f.code})" if f.code else "mrtpo-sdk (error)"
         props = f"title={_escape_prop(title)},file={_escape_prop(display_path(f.path))},line={f.line},col={f.col}"
-        lines.append(f"::error {props}::{_escape_data(line_of(f))}")
+        level = get_rule(f.code).severity if f.code else "error"
+        lines.append(f"::{level} {props}::{_escape_data(line_of(f))}")
     return "\n".join(lines)
 
 
@@ -161,7 +162,7 @@ def _sarif(report: LintReport) -> str:
     results = []
     for f in report.findings:
         result = {
-            "level": "error",
+            "level": get_rule(f.code).severity if f.code else "error",
             "message": {"text": f.message + f.context()},
             "locations": [
                 {
@@ -193,7 +194,7 @@ def _sarif(report: LintReport) -> str:
                                 "shortDescription": {"text": r.summary},
                                 "fullDescription": {"text": (r.__doc__ or "").strip().split("\n\n")[0]},
                                 "help": {"text": r.summary, "markdown": (r.__doc__ or "")},
-                                "defaultConfiguration": {"level": "error"},
+                                "defaultConfiguration": {"level": r.severity},
                             }
                             for r in rules
                         ],

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError, TaskLoadError, VerifierError
-from ..loader import split_task_spec
-from ..task import Task, example_id
+from ..loader import several_tasks_message, split_task_spec
+from ..task import Task, TaskFunctionError, example_id
 from . import text as T
 from .codes import all_rules, get_rule
 from .config import Layer, Settings, find_config, settings_for
@@ -255,16 +255,38 @@ def _verifier_sites(path: Path, src: SourceFile, task: Task, var: str) -> list[V
     return sites
 
 
-def _run_all(task: Task, examples: list, ids: list[str], probes: list[list[Probe]], order: list[int]):
+def _run_all(
+    task: Task,
+    examples: list,
+    ids: list[str],
+    probes: list[list[Probe]],
+    order: list[int],
+    mutations: list[VerifierError] | None = None,
+):
+    """``table[i][p][k]``: verifier ``k`` on probe ``p`` of example ``i``: a Result, None, or the VerifierError.
+    A verifier that changed its example keeps its result in the table; the
+    :class:`~mrtpo_sdk.authoring.contracts.ExampleMutatedError` goes to ``mutations`` (for MRT009)."""
+    from ..authoring.contracts import ExampleMutatedError, score_unmutated, snapshot
+
     table: list[list[list[Any]]] = [[[] for _ in probes[i]] for i in range(len(examples))]
     for i in order:
+        before = snapshot(examples[i])
         for p, probe in enumerate(probes[i]):
             row = []
             for v in task.verifiers:
                 try:
-                    row.append(v.score(examples[i], probe.text, task=task.name, example_id=ids[i]))
+                    row.append(
+                        score_unmutated(v, examples[i], probe.text, task=task.name, example_id=ids[i], before=before)
+                    )
+                except ExampleMutatedError as exc:
+                    row.append(exc.result)
+                    exc.probe = probe.label  # type: ignore[attr-defined]
+                    if mutations is not None:
+                        mutations.append(exc)
+                    before = snapshot(examples[i])  # the next verifier is judged on the example as it is now
                 except VerifierError as exc:
                     row.append(exc)
+                    before = snapshot(examples[i])
             table[i][p] = row
     return table
 
@@ -325,8 +347,9 @@ def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task
         extra.append(author_probes(module, e, f"{path}: example {eid!r}"))
     probes = make_probes(references, extra)
     forward = list(range(len(examples)))
-    outcomes = _run_all(task, examples, ids, probes, forward)
-    repeats = _run_all(task, examples, ids, probes, forward[::-1])
+    mutations: list[VerifierError] = []
+    outcomes = _run_all(task, examples, ids, probes, forward, mutations)
+    repeats = _run_all(task, examples, ids, probes, forward[::-1], mutations)
     return TaskContext(
         path=path,
         src=src,
@@ -342,6 +365,7 @@ def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task
         prompts=prompts,
         prompts2=prompts2,
         without=without,
+        extra_errors=mutations,
     )
 
 
@@ -386,9 +410,17 @@ def lint_file(
         tasks = {v: t for v, t in tasks.items() if v in only or t.name in only}
     rules = [r for r in all_rules() if enabled is None or r.code in enabled]
     findings: list[Finding] = []
+    if not only and len(tasks) > 1:  # as check and train: they refuse such a file without @name
+        findings.append(_load_error(path, TaskLoadError(several_tasks_message(path, tasks))))
     for var, task in tasks.items():
         try:
             ctx = build_context(path, src, module, var, task, settings)
+        except TaskFunctionError as exc:  # the task file's loader/prompt/reference raised: at its own line
+            here = exc.file is not None and Path(exc.file).resolve() == path.resolve()
+            line = exc.line if here and exc.line else _task_line(src, var)
+            detail = exc.detail if here else str(exc)
+            findings.append(Finding(None, f"task {task.name!r} ({var}): {detail}", path, line, 1))
+            continue
         except MRTPOError as exc:
             line = _task_line(src, var)
             findings.append(Finding(None, str(exc), path, line, 1))

@@ -91,7 +91,14 @@ def test_run_folders_without_run_json_are_named_by_their_folder(tmp_path, capsys
         (["{tmp}/a", "--max_steps", "5"], r"error: unknown option --max_steps \(.*apply only with a TASK_FILE\)"),
         (["{tmp}/a", "--algos", "gdpo"], r"error: --algos applies only with a TASK_FILE"),
         (["{tmp}/a", "--smooth", "0"], r"error: --smooth must be a positive number"),
-        (["{tmp}/a", "--threshold", "high"], r"error: compare: argument --threshold: invalid float value: 'high'"),
+        (
+            ["{tmp}/a", "--threshold", "high"],
+            r"error: argument --threshold: invalid float value: 'high' \(all options: mrtpo-sdk compare --help\)",
+        ),
+        (
+            ["{tmp}/a", "--treshold", "0.5"],
+            r"error: unknown option --treshold \(did you mean --threshold\?\) \(options other than .*",
+        ),
         (["{tmp}/a", TOY_TASK], r"error: compare takes one task file or run folders, not both"),
         ([], r"error: mrtpo-sdk compare needs run folders"),
     ],
