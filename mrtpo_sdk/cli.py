@@ -150,8 +150,13 @@ def main(argv: list[str] | None = None) -> int:
             from .evaluation.cli import eval_command
 
             return eval_command(rest)
-        parser.parse_args(argv)  # unknown command: argparse prints usage, exits 2
-        return 2
+        from ._argparse import did_you_mean
+
+        commands = list(sub.choices)
+        return _error(
+            f"unknown command {command!r}{did_you_mean(command, commands)}; commands: {', '.join(commands)} "
+            f"(mrtpo-sdk --help)"
+        )
     except MRTPOError as exc:
         if debug:
             raise
@@ -384,8 +389,13 @@ def run_training(
     from .trainer.trainer import require_enough_examples
 
     examples = task.load_examples("train", script_args.data)
-    # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint.
+    # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint,
+    # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
     require_enough_examples(len(examples), config, what=f"task {task.name!r}")
+    from .authoring.contracts import preflight
+
+    for line in preflight(task, examples, task_file=task_file):
+        print(f"warning: {line}", flush=True)
     out = Path(config.output_dir)
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
     if checkpoint is None:

@@ -56,6 +56,11 @@ class MetricsJSONLCallback(TrainerCallback):
             return
         if not any(k.startswith(("rewards/", "eval/")) for k in logs):
             return  # the final train summary (train_runtime, ...) is not a step row
+        # Trackers get the metrics that have a value (MRTPOTrainer drops None); the file keeps every key, as
+        # Trainer's log_history does (None = no value this step).
+        last = state.log_history[-1] if getattr(state, "log_history", None) else {}
+        if set(logs) <= set(last):
+            logs = {k: v for k, v in last.items() if k != "step"}
         row = {"step": state.global_step, **{k: _jsonable(v) for k, v in logs.items()}}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")

@@ -117,7 +117,41 @@ class MRTPOConfig(GRPOConfig):
         },
     )
 
+    @classmethod
+    def from_grpo_config(cls, config: GRPOConfig, **overrides) -> "MRTPOConfig":
+        """An :class:`MRTPOConfig` from a TRL ``GRPOConfig`` (the drop-in path): every TRL field as the user set it
+        (TRL's ``__post_init__`` is not run twice), the MRTPO fields at their defaults or ``overrides``
+        (e.g. ``algo="gdpo"``). TRL's default ``multi_objective_aggregation="sum_then_normalize"`` becomes the
+        chosen algo's.
+
+        Raises:
+            ValueError: as :class:`MRTPOConfig` (e.g. ``scale_rewards="none"``).
+        """
+        import copy
+        import dataclasses
+
+        if isinstance(config, cls) and not overrides:
+            return config
+        new = copy.copy(config)
+        new.__class__ = cls
+        trl_fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+        for f in dataclasses.fields(cls):
+            if f.name in overrides:
+                setattr(new, f.name, overrides[f.name])
+            elif f.name not in trl_fields:
+                default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+                setattr(new, f.name, default)
+        if not isinstance(config, cls) and config.multi_objective_aggregation == "sum_then_normalize":
+            new.multi_objective_aggregation = None  # TRL's default, not a choice: follow algo
+        new._check_mrtpo_fields()
+        return new
+
     def __post_init__(self) -> None:
+        self._check_mrtpo_fields()
+        super().__post_init__()
+
+    def _check_mrtpo_fields(self) -> None:
+        """Validate and derive the MRTPO fields and the TRL fields interpreted here (see the class docstring)."""
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {ALGORITHMS}, got {self.algo!r}")
         if not 0.0 <= self.mrtpo_beta <= 1.0:
@@ -162,4 +196,3 @@ class MRTPOConfig(GRPOConfig):
                 os.environ["WORLD_SIZE"],
             )
             self.use_cpu = True
-        super().__post_init__()

@@ -14,6 +14,7 @@ rank's own completions; the cap's two sums and the token std are reduced across 
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
@@ -69,20 +70,58 @@ class MRTPOTrainer(GRPOTrainer):
         VerifierError: during training, a verifier raised (names task, verifier and example id).
     """
 
-    def __init__(
-        self,
-        task: Task,
-        model: Any,
-        args: MRTPOConfig,
-        examples: list[Any] | None = None,
-        data: str | Path | None = None,
-        processing_class: Any = None,
-        callbacks: list | None = None,
-        peft_config: Any = None,
-        eval_examples: list[Any] | None = None,
-    ) -> None:
-        if not isinstance(args, MRTPOConfig):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        form, bound = _bind_constructor(args, kwargs)
+        if form == "trl":
+            task, model, config, examples, eval_examples = self._from_trl(bound)
+            data = None
+            processing_class, callbacks = bound["processing_class"], bound["callbacks"]
+            peft_config, optimizers = bound["peft_config"], bound["optimizers"]
+            quantization_config = bound["quantization_config"]
+        else:
+            task, model, config = bound["task"], bound["model"], bound["args"]
+            examples, data, eval_examples = bound["examples"], bound["data"], bound["eval_examples"]
+            processing_class, callbacks = bound["processing_class"], bound["callbacks"]
+            peft_config, optimizers = bound["peft_config"], bound["optimizers"]
+            quantization_config = None
+            if not isinstance(task, Task):
+                raise MRTPOError(f"MRTPOTrainer's first argument is a Task (or use TRL's form: model, reward_funcs, "
+                                 f"args, train_dataset); got {type(task).__name__}")
+            if examples is not None and not isinstance(examples, list):
+                examples = list(examples)
+        if config is not None and not isinstance(config, MRTPOConfig):
+            from trl import GRPOConfig
+
+            if not isinstance(config, GRPOConfig):
+                raise MRTPOError(f"args must be an MRTPOConfig (or TRL's GRPOConfig), got {type(config).__name__}")
+            config = MRTPOConfig.from_grpo_config(config)
+            logger.info("GRPOConfig converted to MRTPOConfig(algo=%r); pass MRTPOConfig(algo=...) to choose", config.algo)
+        if config is None:
             raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
+        self._init_common(task, model, config, examples, data, processing_class, callbacks, peft_config,
+                          eval_examples, optimizers, quantization_config)
+
+    def _from_trl(self, bound: dict[str, Any]):
+        """TRL's form -> (task, model, args, examples, eval_examples): the reward functions and datasets become a
+        Task (:func:`mrtpo_sdk.reward_functions.task_from_trl`), so both forms share everything after."""
+        from ..reward_functions import task_from_trl
+
+        for name in ("tools", "rollout_func", "environment_factory", "reward_processing_classes"):
+            if bound[name] is not None:
+                why = ("reward models are not supported" if name == "reward_processing_classes"
+                       else "the replay scores single-turn completions")
+                raise MRTPOError(f"MRTPOTrainer does not take {name}= ({why}); use GRPOTrainer for it")
+        model, config = bound["model"], bound["args"]
+        if config is None:  # as GRPOTrainer: <model name>-MRTPO
+            name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", "model")
+            config = MRTPOConfig(output_dir=f"{str(name).rstrip('/').split('/')[-1]}-MRTPO")
+        task = task_from_trl(bound["reward_funcs"], bound["train_dataset"], bound["eval_dataset"])
+        examples = task.load_examples("train")
+        eval_examples = task.load_examples("eval") if bound["eval_dataset"] is not None else None
+        return task, model, config, examples, eval_examples
+
+    def _init_common(self, task, model, args, examples, data, processing_class, callbacks, peft_config,
+                     eval_examples, optimizers, quantization_config) -> None:
         self.task = task
         # The model card and hub tags name the algorithm that trains the model (TRL's fields, read in __init__).
         self._name, self._paper = ALGORITHM_CARDS[args.algo]
@@ -112,6 +151,8 @@ class MRTPOTrainer(GRPOTrainer):
             eval_dataset=task_dataset(task, self.eval_examples) if self.eval_examples else None,
             processing_class=processing_class,
             callbacks=callbacks,
+            optimizers=optimizers,
+            quantization_config=quantization_config,
             peft_config=peft_config,
         )
         # TRL's own `reward` statistic and logs use the same weights as our advantages.
@@ -217,32 +258,45 @@ class MRTPOTrainer(GRPOTrainer):
 
     # ------------------------------------------------------------------ rewards and blocks
     def _reward_function(self, k: int):
+        """The TRL reward function of verifier k: scores the batch, keeps its blocks in ``_pending["blocks"]``
+        (reset by :meth:`_calculate_rewards` before any reward function runs, so their order does not matter)."""
         verifier = self.task.verifiers[k]
 
-        def reward(prompts, completions, example_id, **_: Any) -> list[float | None]:
-            if k == 0:
-                self._pending["examples"] = [self._examples_by_id[e] for e in example_id]
-                self._pending["completions"] = [_completion_text(c) for c in completions]
-                self._pending["blocks"] = [[""] * len(self.task.verifiers) for _ in completions]
-            rewards: list[float | None] = []
-            for row, (ex, text) in enumerate(zip(self._pending["examples"], self._pending["completions"])):
-                try:
-                    result = verifier.score(ex, text, task=self.task.name, example_id=example_id[row])
-                except VerifierError as exc:  # the line names OUTPUT_DIR/errors/<step>-<verifier>.txt
-                    if exc.details_path is None:
-                        rank = self.accelerator.process_index
-                        step = self.state.global_step + 1  # the step being trained (metrics.jsonl numbering)
-                        exc.write_details(self.args.output_dir, step=f"{step}-rank{rank}" if rank else step, example=ex)
-                    raise
-                rewards.append(None if result is None else result.reward)
-                self._pending["blocks"][row][k] = "" if result is None else result.block
-            return rewards
+        def reward(prompts, completions, example_id, completion_ids=None, **trl_kwargs: Any) -> list[float | None]:
+            examples = [self._examples_by_id[e] for e in example_id]
+            blocks = self._pending.get("blocks")
+            if blocks is None or len(blocks) != len(completions):  # called outside _calculate_rewards
+                blocks = self._pending["blocks"] = [[""] * len(self.task.verifiers) for _ in completions]
+            try:
+                if getattr(verifier, "batched", False):  # a TRL-style reward function: one call per batch
+                    extra = {key: v for key, v in trl_kwargs.items() if key in _TRL_REWARD_KWARGS}
+                    results = verifier.score_batch(examples, prompts, completions, completion_ids,
+                                                   task=self.task.name, example_ids=list(example_id),
+                                                   trl_kwargs=extra)
+                else:
+                    results = []
+                    for row, ex in enumerate(examples):
+                        results.append(verifier.score(ex, _completion_text(completions[row]), task=self.task.name,
+                                                      example_id=example_id[row]))
+            except VerifierError as exc:  # the line names OUTPUT_DIR/errors/<step>-<verifier>.txt
+                if exc.details_path is None:
+                    rank = self.accelerator.process_index
+                    step = self.state.global_step + 1  # the step being trained (metrics.jsonl numbering)
+                    ex = self._examples_by_id.get(exc.example_id)
+                    exc.write_details(self.args.output_dir, step=f"{step}-rank{rank}" if rank else step, example=ex)
+                raise
+            for row, result in enumerate(results):
+                blocks[row][k] = "" if result is None else result.block
+            return [None if result is None else result.reward for result in results]
 
         reward.__name__ = verifier.name
         return reward
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         start = time.perf_counter()
+        self._pending["examples"] = [self._examples_by_id[x["example_id"]] for x in inputs]
+        self._pending["completions"] = [_completion_text(c) for c in completions]
+        self._pending["blocks"] = [[""] * len(self.task.verifiers) for _ in completions]
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         self._timings["scoring"] += time.perf_counter() - start
         self._pending["rewards"] = rewards  # (N_global, K), gathered across processes
@@ -431,6 +485,40 @@ def _drop_none_from_trackers(trainer) -> None:
         return on_log(args, state, control, {k: v for k, v in logs.items() if v is not None})
 
     handler.on_log = filtered
+
+
+#: TRL's own keyword arguments to reward functions, passed through to TRL-style ones.
+_TRL_REWARD_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
+
+
+def _task_form(task=None, model=None, args=None, examples=None, data=None, processing_class=None, callbacks=None,
+               peft_config=None, eval_examples=None, optimizers=(None, None)):
+    return locals()
+
+
+def _trl_form(model, reward_funcs, args=None, train_dataset=None, eval_dataset=None, processing_class=None,
+              reward_processing_classes=None, callbacks=None, optimizers=(None, None), quantization_config=None,
+              peft_config=None, tools=None, rollout_func=None, environment_factory=None):
+    return locals()
+
+
+def _bind_constructor(args: tuple, kwargs: dict) -> tuple[str, dict[str, Any]]:
+    """Which form the call uses: ``("task", ...)`` when the first argument (or ``task=``) is a Task, else
+    ``("trl", ...)`` for TRL's ``GRPOTrainer`` signature (``reward_funcs`` given). Returns the bound arguments."""
+    if "task" in kwargs or (args and isinstance(args[0], Task)):
+        trl = False
+    else:
+        trl = "reward_funcs" in kwargs or "train_dataset" in kwargs or len(args) >= 2
+    form, fn = ("trl", _trl_form) if trl else ("task", _task_form)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(
+            f"MRTPOTrainer({form} form): {exc}; it takes (task, model, args, examples=..., ...) or TRL's "
+            f"(model, reward_funcs, args, train_dataset, eval_dataset, processing_class, ...)"
+        ) from None
+    bound.apply_defaults()
+    return form, dict(bound.arguments)
 
 
 def _note(message: str) -> None:
