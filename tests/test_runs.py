@@ -348,3 +348,16 @@ def test_zero_steps_is_an_error(tmp_path, capsys):
                  "--num_train_epochs", "0"]) == 2
     line = error_line(capsys)
     assert "no optimizer step was taken" in line and "nothing was trained" in line
+
+
+def test_a_verifier_raising_in_the_dev_evaluation_writes_its_details(tmp_path, capsys):
+    task_file = tmp_path / "dev_fails.py"
+    task_file.write_text(LETTERS_WITH_DEV.replace(
+        'return Result(float("e" in completion)',
+        'if example["id"].startswith("dev"):\n        raise KeyError("only on dev")\n    return Result(float("e" in completion)'))
+    out = tmp_path / "run"
+    assert main(["train", str(task_file), "--output_dir", str(out), *TINY_RUN, "--max_steps", "1"]) == 2
+    line = error_line(capsys)
+    assert "verifier 'has_e'" in line and "KeyError" in line and f"(details: {out / 'errors' / 'eval-0-has_e.txt'})" in line
+    details = (out / "errors" / "eval-0-has_e.txt").read_text()
+    assert "example:" in details and "dev-0" in details and "Traceback" in details

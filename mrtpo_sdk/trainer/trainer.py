@@ -231,7 +231,7 @@ class MRTPOTrainer(GRPOTrainer):
             try:
                 samples = self.args.num_generations_eval or 1
                 # a sampled evaluation (samples > 1) draws from its own copy of the RNG: training's stays put
-                with torch.random.fork_rng(devices=devices):
+                with torch.random.fork_rng(devices=devices), _details_on_error(self, f"eval-{self.state.global_step}"):
                     report = evaluate_policy(
                         self.task,
                         model,
@@ -519,6 +519,25 @@ def _bind_constructor(args: tuple, kwargs: dict) -> tuple[str, dict[str, Any]]:
         ) from None
     bound.apply_defaults()
     return form, dict(bound.arguments)
+
+
+class _details_on_error:
+    """Context: a :class:`VerifierError` raised inside writes ``OUTPUT_DIR/errors/<step>-<verifier>.txt`` (main
+    process) before it propagates, so its one line points at the details."""
+
+    def __init__(self, trainer, step: str) -> None:
+        self.trainer, self.step = trainer, step
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if isinstance(exc, VerifierError) and exc.details_path is None:
+            example = self.trainer._examples_by_id.get(exc.example_id)
+            if example is None:
+                example = next((e for e in self.trainer.eval_examples or [] if example_id(e) == exc.example_id), None)
+            exc.write_details(self.trainer.args.output_dir, step=self.step, example=example)
+        return False
 
 
 def _note(message: str) -> None:
