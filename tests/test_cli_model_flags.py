@@ -123,3 +123,18 @@ def test_model_card_names_the_algorithm_and_trackers_never_see_none(tmp_path, al
     card = (Path(trainer.args.output_dir) / "README.md").read_text()
     assert f"trained with {name}" in card and paper in card
     assert "mrtpo-sdk" in card
+
+
+def test_log_completions_puts_the_blocks_in_trls_completions_table(tmp_path):
+    from mrtpo_sdk.trainer import MRTPOTrainer
+
+    from .test_trainer import config
+
+    task = load_task(LETTERS)
+    model, tok = tiny_policy(task)
+    trainer = MRTPOTrainer(task, model, config(tmp_path, max_steps=1, log_completions=True), processing_class=tok)
+    trainer.train()
+    extra = trainer._logs["extra"]
+    assert len(extra["block/has_a"]) == len(trainer._logs["completion"]) == 8
+    assert all(b.startswith("The word ") for b in extra["block/has_a"])
+    assert set(extra["block/length"]) == {""}  # the length verifier's block is empty

@@ -287,6 +287,9 @@ class MRTPOTrainer(GRPOTrainer):
                 raise
             for row, result in enumerate(results):
                 blocks[row][k] = "" if result is None else result.block
+            log_extra = trl_kwargs.get("log_extra")
+            if self.args.log_completions and log_extra is not None:  # TRL's completions table (console, wandb)
+                log_extra(f"block/{verifier.name}", [blocks[row][k] for row in range(len(results))])
             return [None if result is None else result.reward for result in results]
 
         reward.__name__ = verifier.name
