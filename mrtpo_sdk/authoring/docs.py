@@ -83,7 +83,9 @@ def _train_parser() -> argparse.ArgumentParser:
     from ..cli import EMBEDDED_POLICY_DEFAULTS, TrainScriptArguments
     from ..trainer import MRTPOConfig
 
-    parser = TrlParser((TrainScriptArguments, MRTPOConfig), prog="mrtpo-sdk train TASK_FILE[@name]")
+    from trl import ModelConfig
+
+    parser = TrlParser((TrainScriptArguments, MRTPOConfig, ModelConfig), prog="mrtpo-sdk train TASK_FILE[@name]")
     parser.set_defaults(**EMBEDDED_POLICY_DEFAULTS)
     parser.set_defaults(output_dir="runs/<task>-<algo>")
     return parser
