@@ -107,7 +107,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     Method(
         "GRPOTrainer", "__init__",
         ("model", "reward_funcs", "args", "train_dataset", "eval_dataset", "processing_class", "callbacks",
-         "peft_config"),
+         "optimizers", "quantization_config", "peft_config"),
         returns="-", used_by=f"{_T}.__init__ (super().__init__ with these keywords)", exact=False,
     ),
     Method(
