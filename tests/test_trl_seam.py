@@ -91,7 +91,7 @@ def test_a_missing_method_attribute_or_behaviour_is_reported(monkeypatch):
     monkeypatch.setattr(GRPOTrainer, "_compute_loss", _compute_loss)
 
     def __init__(self, model, reward_funcs, args=None, train_dataset=None, eval_dataset=None, processing_class=None,
-                 callbacks=None, peft_config=None):
+                 callbacks=None, optimizers=(None, None), quantization_config=None, peft_config=None):
         self._tokenizer = processing_class  # _metrics is never set
         self.reward_weights = self.num_generations = self.num_generations_eval = None
         self.temperature = self.top_p = self.max_completion_length = None
@@ -114,7 +114,8 @@ def test_a_removed_keyword_of_the_constructor_is_reported(monkeypatch):
     monkeypatch.setattr(GRPOTrainer, "__init__", __init__)
     assert check_trl_seam() == [
         PREFIX + "GRPOTrainer.__init__(model, reward_funcs, args, train_dataset, eval_dataset, processing_class, "
-        "callbacks, peft_config) changed: no longer accepts eval_dataset, peft_config; parameters are now (model, "
+        "callbacks, optimizers, quantization_config, peft_config) changed: no longer accepts eval_dataset, "
+        "optimizers, quantization_config, peft_config; parameters are now (model, "
         "reward_funcs, args, train_dataset, processing_class, callbacks) (used by MRTPOTrainer.__init__ "
         "(super().__init__ with these keywords))"
     ]
