@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .._argparse import ArgumentParser
 from ..errors import MRTPOError
-from .codes import all_rules, get_rule
+from .codes import all_rules, get_rule, rule_url
 from .config import Layer, check_selectors
 
 __all__ = ["lint_command", "rule_command", "rule_markdown"]
@@ -44,7 +44,26 @@ def lint_parser() -> ArgumentParser:
         "`# mrtpo-sdk: noqa` / `# mrtpo-sdk: noqa: MRT003`. Config: [tool.mrtpo-sdk.lint] in pyproject.toml. "
         "`mrtpo-sdk rule CODE` explains a rule.",
     )
-    p.add_argument("paths", nargs="*", default=None, metavar="PATH", help="task files or folders (default: .)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        default=None,
+        metavar="PATH",
+        help="task files, file.py@task, bundled task names (sql, bfcl, instruction_following) or folders "
+        "(default: .); - reads one task file's source from stdin",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the path of the source read from stdin: findings are reported under it, its config applies, and its "
+        "folder's files are visible to it (imports, data next to __file__); implies - when no PATH is given",
+    )
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="treat the files given like files found in a folder (for pre-commit): the config's excludes apply, "
+        "and files that declare no Task are skipped with a note",
+    )
     p.add_argument(
         "--select",
         action="append",
@@ -99,8 +118,13 @@ def lint_command(argv: list[str]) -> int:
             ignore=_selectors(args.ignore, "--ignore"),
         )
         from .reporters import display_path, render
-        from .runner import lint_paths, show_files
+        from .runner import lint_paths, lint_source, show_files
 
+        stdin = args.stdin_filename is not None and not args.paths or "-" in (args.paths or [])
+        if stdin and (args.paths or ["-"]) != ["-"]:
+            raise MRTPOError("- (read the source from stdin) cannot be combined with other paths")
+        if stdin and args.show_files:
+            raise MRTPOError("--show-files lists files on disk; it cannot be combined with - (stdin)")
         if args.show_files:
             files, errors = show_files(
                 args.paths or ["."],
@@ -114,18 +138,25 @@ def lint_command(argv: list[str]) -> int:
                 print(f"{display_path(e.path)}:{e.line}:{e.col}: error: {e.message}", file=sys.stderr)
             return 2 if errors else 0
 
-        report = lint_paths(
-            args.paths or ["."],
+        options = dict(
             cli=layer,
             examples=args.examples,
             split=args.split,
             config=Path(args.config) if args.config else None,
             isolated=args.isolated,
             extend_exclude=args.extend_exclude,
+            force_exclude=args.force_exclude,
         )
+        if stdin:
+            report = lint_source(sys.stdin.read(), args.stdin_filename, **options)
+        else:
+            report = lint_paths(args.paths or ["."], **options)
     except MRTPOError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if not args.quiet:  # helper modules skipped in folders: on stderr, never inside json/sarif output
+        for n in report.notes:
+            print(f"{display_path(n.path)}:{n.line}:{n.col}: note: {n.message}", file=sys.stderr)
     if args.format == "concise":
         args.format = "text"
     color = args.color == "always" or (
@@ -189,10 +220,11 @@ def rule_command(argv: list[str]) -> int:
                 "kinds": r.kinds,
                 "checks": r.checks,
                 "explanation": rule_markdown(r.code),
+                "url": rule_url(r.code),
             }
             for r in rules
         ]
         _emit(json.dumps(data if args.all else data[0], indent=2))
     else:
-        _emit("\n".join(rule_markdown(r.code) for r in rules).rstrip())
+        _emit("\n".join(f"{rule_markdown(r.code)}\nOnline: {rule_url(r.code)}\n" for r in rules).rstrip())
     return 0

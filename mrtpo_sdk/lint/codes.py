@@ -10,7 +10,12 @@ from functools import lru_cache
 
 from .model import Rule
 
-__all__ = ["CODES", "REMOVED", "all_rules", "get_rule", "codes_matching"]
+__all__ = ["CODES", "DOCS_URL", "REMOVED", "all_rules", "get_rule", "codes_matching", "rule_url"]
+
+DOCS_URL = "https://github.com/mrtpo-sdk/mrtpo-sdk/blob/main/docs/rules/"
+"""Where the rule pages (``docs/rules/CODE.md``) are published: the one absolute base every output format and
+``mrtpo-sdk rule`` links to (an installed package has no ``docs/`` folder; ``mrtpo-sdk rule CODE`` prints the same
+page offline, from the rule's docstring)."""
 
 CODES: dict[str, str] = {
     "MRT001": "mrt001_merged_blocks",
@@ -61,6 +66,11 @@ def _load(code: str) -> Rule:
     if len(rules) != 1:  # pragma: no cover - guarded by tests
         raise RuntimeError(f"module {module.__name__} must define exactly one Rule with code {code}")
     return rules[0]()
+
+
+def rule_url(code: str) -> str:
+    """The absolute URL of rule ``code``'s page: ``DOCS_URL + "MRT003.md"``."""
+    return f"{DOCS_URL}{code}.md"
 
 
 def all_rules() -> list[Rule]:

@@ -10,18 +10,22 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__
-from .codes import all_rules, get_rule
+from .codes import all_rules, get_rule, rule_url
 from .model import Finding
 from .runner import LintReport
 
 __all__ = ["FORMATS", "render", "display_path", "statistics"]
 
 FORMATS = ("text", "full", "json", "github", "sarif")
-DOCS_URL = "docs/rules/{code}.md"
+STDIN = "-"
+"""The name a finding in source read from stdin is reported under (``mrtpo-sdk lint -`` without
+``--stdin-filename``)."""
 
 
 def display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it lies under it, else as given."""
+    """``path`` relative to the working directory when it lies under it, else as given (``-``: stdin)."""
+    if str(path) == STDIN:
+        return STDIN
     try:
         return (
             Path(os.path.relpath(path.resolve(), Path.cwd())).as_posix()
@@ -100,6 +104,12 @@ def statistics(report: LintReport) -> str:
     return "\n".join(rows)
 
 
+def help_lines(report: LintReport) -> list[str]:
+    """One line per rule that has findings: where its page is online, and the offline command."""
+    codes = sorted({f.code for f in report.problems if f.code})
+    return [f"help: {c} ({get_rule(c).name}): {rule_url(c)} (offline: mrtpo-sdk rule {c})" for c in codes]
+
+
 def summary(report: LintReport) -> str:
     n, e = len(report.problems), len(report.errors)
     parts = []
@@ -126,13 +136,13 @@ def _json(report: LintReport) -> str:
                 "code": f.code,
                 "name": get_rule(f.code).name if f.code else None,
                 "message": f.message,
-                "filename": str(f.path.resolve()),
+                "filename": STDIN if str(f.path) == STDIN else str(f.path.resolve()),
                 "location": {"row": f.line, "column": f.col},
                 "verifier": f.verifier,
                 "examples": list(f.examples),
                 "sampled_examples": f.sampled,
                 "probe": f.probe,
-                "url": DOCS_URL.format(code=f.code) if f.code else None,
+                "url": rule_url(f.code) if f.code else None,
             }
         )
     return json.dumps(out, indent=2)
@@ -152,7 +162,8 @@ def _github(report: LintReport) -> str:
         title = f"mrtpo-sdk ({f.code})" if f.code else "mrtpo-sdk (error)"
         props = f"title={_escape_prop(title)},file={_escape_prop(display_path(f.path))},line={f.line},col={f.col}"
         level = get_rule(f.code).severity if f.code else "error"
-        lines.append(f"::{level} {props}::{_escape_data(line_of(f))}")
+        see = f" ({rule_url(f.code)})" if f.code else ""
+        lines.append(f"::{level} {props}::{_escape_data(line_of(f) + see)}")
     return "\n".join(lines)
 
 
@@ -193,6 +204,7 @@ def _sarif(report: LintReport) -> str:
                                 "name": r.name,
                                 "shortDescription": {"text": r.summary},
                                 "fullDescription": {"text": (r.__doc__ or "").strip().split("\n\n")[0]},
+                                "helpUri": rule_url(r.code),
                                 "help": {"text": r.summary, "markdown": (r.__doc__ or "")},
                                 "defaultConfiguration": {"level": r.severity},
                             }
@@ -229,5 +241,6 @@ def render(
     else:
         lines = [line_of(f, color) for f in report.findings]
     if not quiet:
+        lines.extend(help_lines(report))
         lines.append(summary(report))
     return "\n".join(lines)

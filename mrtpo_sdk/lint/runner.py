@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import os
 import sys
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from typing import Any
 
 from ..errors import MRTPOError, TaskLoadError, VerifierError
 from ..loader import several_tasks_message, split_task_spec
+from ..resources import BUNDLED_TASKS
 from ..task import Task, TaskFunctionError, example_id
 from . import text as T
 from .codes import all_rules, get_rule
@@ -27,13 +30,18 @@ from .config import Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
-__all__ = ["LintReport", "lint_paths", "discover", "build_context", "sample_indexes", "make_probes"]
+__all__ = ["LintReport", "lint_paths", "lint_source", "discover", "build_context", "sample_indexes", "make_probes"]
 
 UNUSED_NOQA = "MRT013"
 BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010"}
 """Rules about a verifier's block and reward; a ``weight=0`` verifier (logged, never replayed) is exempt."""
 PROBES_FUNCTION = "lint_probes"
 PROBES_CONSTANT = "PROBES"
+NO_TASK = "declares no Task; assign one at module level, e.g. task = Task(...)"
+SKIPPED_NO_TASK = (
+    "declares no Task at module level: skipped as a helper module (pass the file explicitly to lint it as a task file)"
+)
+STDIN_NAME = "-"
 
 
 @dataclass
@@ -42,10 +50,13 @@ class LintReport:
 
     Attributes:
         findings: rule findings and load errors (``code=None``), merged over examples and sorted by location.
+        notes: files found in a folder and skipped because importing them gave no Task (a helper module); they
+            do not change the exit status.
         files: task files linted; ``tasks``: tasks linted; ``seconds``: wall time.
     """
 
     findings: list[Finding] = field(default_factory=list)
+    notes: list[Finding] = field(default_factory=list)
     files: int = 0
     tasks: int = 0
     seconds: float = 0.0
@@ -90,8 +101,30 @@ def declares_task(src: SourceFile) -> bool:
     return False
 
 
-def discover(paths: Iterable[Path], settings_of: Callable[[Path], Settings]) -> tuple[list[Path], list[Finding]]:
-    """The task files under ``paths`` (explicit files always; in folders, ``.py`` files that call ``Task``).
+def _is_task_file(f: Path, errors: list[Finding]) -> bool:
+    """Whether a ``.py`` file found in a folder is a task file (:func:`declares_task`; nothing is imported); a file
+    that does not parse but calls ``Task(`` adds a syntax error to ``errors``."""
+    try:
+        text = f.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if not re.search(r"\bTask\b", text):  # cheap pre-check before parsing
+        return False
+    src = source_file(f)
+    if src is None:
+        return False
+    if src.tree is None:
+        if re.search(r"\bTask\s*\(", src.text):
+            errors.append(_syntax_error(f))
+        return False
+    return declares_task(src)
+
+
+def discover(
+    paths: Iterable[Path], settings_of: Callable[[Path], Settings], scan_files: bool = False
+) -> tuple[list[Path], list[Finding]]:
+    """The task files under ``paths`` (explicit files always; in folders, ``.py`` files that call ``Task``; with
+    ``scan_files``, explicit files are judged like files in a folder, as ``--force-exclude`` asks).
 
     Returns:
         ``(files, errors)``: errors for missing paths and for files that do not parse.
@@ -100,27 +133,16 @@ def discover(paths: Iterable[Path], settings_of: Callable[[Path], Settings]) -> 
     errors: list[Finding] = []
     for path in paths:
         if not path.exists():
-            errors.append(Finding(None, f"no such file or folder: {path}", path, 1, 1))
+            hint = ""
+            if path.suffix == "" and len(path.parts) == 1:
+                hint = f"; pass a task file, a folder, or a bundled task's name ({', '.join(BUNDLED_TASKS)})"
+            errors.append(Finding(None, f"no such file or folder: {path}{hint}", path, 1, 1))
             continue
         if path.is_file():
-            files.append(path)
+            if not scan_files or (path.suffix == ".py" and _is_task_file(path, errors)):
+                files.append(path)
             continue
-        for f in _walk(path, settings_of):
-            try:
-                text = f.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if not re.search(r"\bTask\b", text):  # cheap pre-check before parsing
-                continue
-            src = source_file(f)
-            if src is None:
-                continue
-            if src.tree is None:
-                if re.search(r"\bTask\s*\(", src.text):
-                    errors.append(_syntax_error(f))
-                continue
-            if declares_task(src):
-                files.append(f)
+        files.extend(f for f in _walk(path, settings_of) if _is_task_file(f, errors))
     seen: set[Path] = set()
     unique = []
     for f in files:
@@ -383,10 +405,17 @@ def _load_error(path: Path, exc: Exception) -> Finding:
 
 
 def lint_file(
-    path: Path, settings: Settings, enabled: set[str] | None = None, only: set[str] | None = None
+    path: Path,
+    settings: Settings,
+    enabled: set[str] | None = None,
+    only: set[str] | None = None,
+    notes: list[Finding] | None = None,
 ) -> tuple[list[Finding], int]:
     """Lint one task file (only the tasks named in ``only``, by variable or task name, if given); returns its
-    findings (unfiltered by noqa) and the number of tasks linted."""
+    findings (unfiltered by noqa) and the number of tasks linted.
+
+    A file that declares no Task is an error, or, when ``notes`` is given (a file found in a folder), a note
+    appended to ``notes`` and no findings."""
     from ..loader import _import_file, find_tasks
 
     src = source_file(path)
@@ -400,7 +429,10 @@ def lint_file(
     except TaskLoadError as exc:
         return [_load_error(path, exc)], 0
     if not tasks:
-        return [Finding(None, "declares no Task; assign one at module level, e.g. task = Task(...)", path, 1, 1)], 0
+        if notes is not None:
+            notes.append(Finding(None, SKIPPED_NO_TASK, path, 1, 1))
+            return [], 0
+        return [Finding(None, NO_TASK, path, 1, 1)], 0
     if only:
         unknown = sorted(n for n in only if n not in tasks and not any(t.name == n for t in tasks.values()))
         if unknown:
@@ -500,16 +532,24 @@ def lint_paths(
     config: Path | None = None,
     isolated: bool = False,
     extend_exclude: list[str] | None = None,
+    force_exclude: bool = False,
+    aliases: dict[Path, Path] | None = None,
 ) -> LintReport:
     """Lint task files and folders.
 
     Args:
-        paths: files or folders (folders are scanned for ``.py`` files that declare a ``Task``).
+        paths: files, ``file.py@task``, bundled task names (``sql``, ``bfcl``) or folders (folders are scanned
+            for ``.py`` files that declare a ``Task``; one whose import gives no Task is skipped with a note).
         cli: rule selection from the command line (applied over the config file's).
         examples: examples sampled per task (overrides the config; default 20).
         split: the split to sample from (default ``"train"``).
         config: use this ``pyproject.toml`` for every file instead of the nearest one.
         isolated: ignore every config file.
+        force_exclude: treat the files given like files found in a folder (for pre-commit, which passes every
+            changed file): the config's excludes apply to them, and one that declares no Task is skipped with a
+            note instead of being an error.
+        aliases: file -> the path its config is looked up by (``lint_source``: the temporary copy of stdin ->
+            ``--stdin-filename``).
 
     Returns:
         A :class:`LintReport`; ``exit_code`` is 0 clean / 1 findings / 2 load errors.
@@ -520,10 +560,12 @@ def lint_paths(
     start = time.perf_counter()
     cli = cli or Layer()
     cache: dict[Path | None, Settings] = {}
+    alias = {k.resolve(): v for k, v in (aliases or {}).items()}
 
     fallback = None if isolated or config is not None else find_config(Path.cwd())
 
     def settings_of(p: Path) -> Settings:
+        p = alias.get(p.resolve(), p) if alias else p
         if isolated:
             cfg = None
         elif config is not None:
@@ -538,24 +580,32 @@ def lint_paths(
     plain: list[Path] = []
     only: dict[Path, set[str] | None] = {}
     for p in paths:
-        path, name = split_task_spec(str(p))
+        path, name = split_task_spec(str(p))  # also: a bundled task's name -> its file
         if name is not None and not Path(str(p)).exists():  # file.py@task picks one task of the file
             key = path.resolve()
             if only.get(key, set()) is not None:
                 only[key] = (only.get(key) or set()) | {name}
             plain.append(path)
         else:
-            only[Path(p).resolve()] = None
-            plain.append(Path(p))
-    files, errors = discover(plain, settings_of)
+            target = Path(p) if Path(str(p)).exists() else path
+            only[target.resolve()] = None
+            plain.append(target)
+    if force_exclude:
+        plain = [p for p in plain if not (p.is_file() and settings_of(p).is_excluded(alias.get(p.resolve(), p)))]
+    explicit = set() if force_exclude else {p.resolve() for p in plain if p.is_file()}
+    files, errors = discover(plain, settings_of, scan_files=force_exclude)
     findings: list[Finding] = list(errors)
     for path in files:
         settings = settings_of(path)
-        enabled = settings.enabled_codes(path)
+        enabled = settings.enabled_codes(alias.get(path.resolve(), path))
         if not enabled:  # every rule is off for this file: do not import it
             continue
+        notes = None if path.resolve() in explicit else report.notes
+        skipped = len(report.notes)
         with contextlib.redirect_stdout(sys.stderr):  # task files that print must not corrupt json/sarif output
-            found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()))
+            found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()), notes)
+        if len(report.notes) > skipped:  # a helper module found in a folder: not a task file
+            continue
         report.files += 1
         report.tasks += ntasks
         src = source_file(path)
@@ -576,4 +626,37 @@ def lint_paths(
                     findings.append(f)
     report.findings = merge(findings)
     report.seconds = time.perf_counter() - start
+    return report
+
+
+def lint_source(source: str, filename: str | Path | None = None, **options: Any) -> LintReport:
+    """Lint a task file's source text (``mrtpo-sdk lint -``: read from stdin), reported under ``filename``
+    (``--stdin-filename``) or ``-``.
+
+    The text is written to a fresh temporary folder, never next to your files. With a ``filename``, that folder
+    also gets links to the other entries of ``filename``'s folder, so the source imports its neighbours and finds
+    data read relative to ``__file__`` as it would on disk; the config is the one ``filename`` would use.
+    ``options`` are :func:`lint_paths`' keyword arguments.
+    """
+    name = Path(filename) if filename else Path(STDIN_NAME)
+    base = name.name if filename and name.suffix == ".py" else "stdin.py"
+    with tempfile.TemporaryDirectory(prefix="mrtpo-sdk-lint-stdin-") as tmp:
+        target = Path(tmp) / base
+        target.write_text(source, encoding="utf-8")
+        folder = name.resolve().parent if filename else None
+        if folder is not None and folder.is_dir():
+            for entry in sorted(os.listdir(folder)):
+                if entry != base and not entry.startswith("__pycache__"):
+                    with contextlib.suppress(OSError):  # no symlinks here: neighbours are then not found
+                        (Path(tmp) / entry).symlink_to(folder / entry, target_is_directory=(folder / entry).is_dir())
+        report = lint_paths([target], aliases={target: name}, **options)
+    shown = str(name)
+
+    def rename(f: Finding) -> Finding:
+        if f.path != target:
+            return f
+        return dataclasses.replace(f, path=name, message=f.message.replace(str(target), shown))
+
+    report.findings = [rename(f) for f in report.findings]
+    report.notes = [rename(f) for f in report.notes]
     return report

@@ -549,4 +549,9 @@ def test_full_format_shows_the_source_with_the_token_underlined(project, capsys)
     ]
     assert first[-1] == "   = verifier=arguments_valid, example=w1 +3 more, probe=reference"
     assert out.rstrip().splitlines()[-1].startswith("Found 2 findings")
-    assert run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "concise")[1].count("\n") == 3
+    concise = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "concise")[1].splitlines()
+    assert len(concise) == 4  # two findings, the rule's help line, the summary
+    assert concise[2] == (
+        "help: MRT004 (invented-feedback): https://github.com/mrtpo-sdk/mrtpo-sdk/blob/main/docs/rules/MRT004.md "
+        "(offline: mrtpo-sdk rule MRT004)"
+    )
