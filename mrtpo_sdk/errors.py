@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MRTPOError", "TaskLoadError", "VerifierError", "VerifierContractError"]
+__all__ = ["MRTPOError", "TaskLoadError", "VerifierError", "VerifierContractError", "VerifierTimeout"]
 
 
 class MRTPOError(Exception):
@@ -100,6 +100,21 @@ class VerifierError(MRTPOError):
         self.details_path = path
         self.args = (f"{self.args[0] if self.args else ''} (details: {path})",)
         return path
+
+
+class VerifierTimeout(VerifierError):
+    """A verifier ran past its time limit (``Verifier(time_limit=...)``) on one completion.
+
+    ``train`` scores such a completion with the verifier's ``failure_reward`` and a block saying what happened
+    (the run goes on); ``check``, ``lint`` and ``eval`` report it as this one line.
+
+    Attributes:
+        seconds: the limit that was passed.
+    """
+
+    def __init__(self, message: str, *, seconds: float, **ids: Any) -> None:
+        super().__init__(message, **ids)
+        self.seconds = seconds
 
 
 class VerifierContractError(VerifierError):

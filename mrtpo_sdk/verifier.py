@@ -33,9 +33,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from .errors import MRTPOError, VerifierContractError, VerifierError
+from .deadline import DeadlineExceeded, call_with_deadline
+from .errors import MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
 
-__all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS"]
+__all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS", "DEFAULT_TIME_LIMIT_S", "MAX_BLOCK_CHARS"]
+
+#: Seconds one verifier call may take unless ``Verifier(time_limit=...)`` says otherwise.
+DEFAULT_TIME_LIMIT_S = 5.0
+#: Characters a block keeps unless ``Verifier(max_block_chars=...)`` says otherwise.
+MAX_BLOCK_CHARS = 2000
 
 VerifierKind = Literal["format", "feedback", "reference", "constraint"]
 VERIFIER_KINDS: tuple[str, ...] = ("format", "feedback", "reference", "constraint")
@@ -72,10 +78,17 @@ class Verifier:
         name: the reward's name in logs and metrics; defaults to ``fn.__name__``.
         weight: ``w_k`` in spec §1; ``0`` means logged, not rewarded (never replayed either).
         kind: the verifier's role, one of :data:`VERIFIER_KINDS` (or ``None``).
+        time_limit: seconds one call may take (default :data:`DEFAULT_TIME_LIMIT_S`; ``None`` = no limit). Past
+            it, :meth:`score` raises :class:`~mrtpo_sdk.errors.VerifierTimeout`; in training the completion gets
+            ``failure_reward`` and a block saying so, and the run goes on.
+        failure_reward: the reward of a completion the verifier could not score in time (default 0.0).
+        max_block_chars: blocks longer than this are cut, with a note of how much was cut (default
+            :data:`MAX_BLOCK_CHARS`): model output copied into a block (an error message quoting a 50 KB query)
+            must not make the replay run 50 KB contexts.
 
     Raises:
         TypeError: ``fn`` is not callable.
-        ValueError: a non-finite or negative weight, or an unknown ``kind``.
+        ValueError: a non-finite or negative weight, an unknown ``kind``, a non-positive limit.
     """
 
     def __init__(
@@ -85,6 +98,9 @@ class Verifier:
         name: str | None = None,
         weight: float = 1.0,
         kind: VerifierKind | None = None,
+        time_limit: float | None = None,
+        failure_reward: float = 0.0,
+        max_block_chars: int | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a verifier wraps a function fn(example, completion); got {type(fn).__name__}")
@@ -98,6 +114,15 @@ class Verifier:
         if kind is not None and kind not in VERIFIER_KINDS:
             raise ValueError(f"verifier {self.name!r}: kind must be one of {VERIFIER_KINDS}, got {kind!r}")
         self.kind = kind
+        self.time_limit = DEFAULT_TIME_LIMIT_S if time_limit is None else float(time_limit)
+        if not math.isfinite(self.time_limit) or self.time_limit <= 0:
+            raise ValueError(f"verifier {self.name!r}: time_limit must be > 0 seconds, got {time_limit!r}")
+        if not isinstance(failure_reward, numbers.Real) or not math.isfinite(failure_reward):
+            raise ValueError(f"verifier {self.name!r}: failure_reward must be a finite float, got {failure_reward!r}")
+        self.failure_reward = float(failure_reward)
+        self.max_block_chars = MAX_BLOCK_CHARS if max_block_chars is None else int(max_block_chars)
+        if self.max_block_chars < 1:
+            raise ValueError(f"verifier {self.name!r}: max_block_chars must be >= 1, got {max_block_chars!r}")
         self.__doc__ = getattr(fn, "__doc__", None)
         try:
             self.source_file: str | None = inspect.getsourcefile(fn)
@@ -133,7 +158,14 @@ class Verifier:
         where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}"
         ids = dict(task=task, verifier=self.name, example_id=example_id, completion=completion, source=self.location)
         try:
-            out = self.fn(example, completion)
+            out = call_with_deadline(self.fn, (example, completion), seconds=self.time_limit)
+        except DeadlineExceeded:
+            raise VerifierTimeout(
+                f"{where}: the verifier ran past its {self.time_limit:g} s time limit on a completion of "
+                f"{len(completion)} characters (make it faster, or raise Verifier(time_limit=...))",
+                seconds=self.time_limit,
+                **ids,
+            ) from None
         except MRTPOError:
             raise  # already one actionable line (e.g. a broken reference in the user's data)
         except Exception as exc:  # surfaced, never scored 0
@@ -148,11 +180,24 @@ class Verifier:
                 **ids,
             ) from exc
         try:
-            return _normalize(out, where, **ids)
+            result = _normalize(out, where, **ids)
         except VerifierContractError as exc:
             if self.location:
                 exc.args = (f"{exc.args[0]} (verifier at {self.location})",)
             raise
+        return self.cap_block(result)
+
+    def cap_block(self, result: Result | None) -> Result | None:
+        """``result`` with its block cut to ``max_block_chars`` (and a note saying how much was cut)."""
+        if result is None or len(result.block) <= self.max_block_chars:
+            return result
+        cut = len(result.block) - self.max_block_chars
+        return Result(result.reward, result.block[: self.max_block_chars] + f" [... {cut} more characters cut]")
+
+    def timeout_result(self, exc: VerifierTimeout) -> Result:
+        """What training scores a completion that ran past the time limit: ``failure_reward`` and a block that
+        says what happened."""
+        return Result(self.failure_reward, f"Checking this answer took longer than {exc.seconds:g} s; it was stopped.")
 
 
 def _display_path(path: str) -> str:
@@ -220,17 +265,20 @@ def _normalize(out: Any, where: str, **ids: str) -> Result | None:
 def verifier(fn: Callable[[Any, str], Any], /) -> Verifier: ...
 @overload
 def verifier(
-    *, name: str | None = None, weight: float = 1.0, kind: VerifierKind | None = None
+    *, name: str | None = None, weight: float = 1.0, kind: VerifierKind | None = None,
+    time_limit: float | None = None, failure_reward: float = 0.0, max_block_chars: int | None = None,
 ) -> Callable[[Callable[[Any, str], Any]], Verifier]: ...
 
 
-def verifier(fn=None, /, *, name=None, weight=1.0, kind=None):
+def verifier(fn=None, /, *, name=None, weight=1.0, kind=None, time_limit=None, failure_reward=0.0,
+             max_block_chars=None):
     """Decorator turning ``fn(example, completion)`` into a :class:`Verifier`; works bare or with arguments.
 
-    ``@verifier`` or ``@verifier(kind="reference", weight=1.0, name="match")``.
+    ``@verifier`` or ``@verifier(kind="reference", weight=1.0, name="match", time_limit=2.0)``.
     """
 
     def wrap(f: Callable[[Any, str], Any]) -> Verifier:
-        return Verifier(f, name=name, weight=weight, kind=kind)
+        return Verifier(f, name=name, weight=weight, kind=kind, time_limit=time_limit,
+                        failure_reward=failure_reward, max_block_chars=max_block_chars)
 
     return wrap(fn) if fn is not None else wrap

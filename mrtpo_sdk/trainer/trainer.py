@@ -34,7 +34,7 @@ from ..algorithms import (
     replay_pairs,
     smoothstep_beta,
 )
-from ..errors import MRTPOError, VerifierError
+from ..errors import MRTPOError, VerifierError, VerifierTimeout
 from ..replay import replay_relevance
 from ..task import Task, example_id
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
@@ -273,11 +273,16 @@ class MRTPOTrainer(GRPOTrainer):
                     results = verifier.score_batch(examples, prompts, completions, completion_ids,
                                                    task=self.task.name, example_ids=list(example_id),
                                                    trl_kwargs=extra)
+                    timeouts = 0
                 else:
-                    results = []
-                    for row, ex in enumerate(examples):
-                        results.append(verifier.score(ex, _completion_text(completions[row]), task=self.task.name,
-                                                      example_id=example_id[row]))
+                    scored = [self._score_one(verifier, ex, _completion_text(completions[row]), example_id[row])
+                              for row, ex in enumerate(examples)]
+                    results = [r for r, _ in scored]
+                    timeouts = sum(t for _, t in scored)
+            except VerifierTimeout as exc:  # a batched reward function: the whole batch failed to score in time
+                logger.warning("%s; scored %g (its failure_reward) and training goes on", exc, verifier.failure_reward)
+                results = [verifier.timeout_result(exc)] * len(completions)
+                timeouts = len(completions)
             except VerifierError as exc:  # the line names OUTPUT_DIR/errors/<step>-<verifier>.txt
                 if exc.details_path is None:
                     rank = self.accelerator.process_index
@@ -285,6 +290,8 @@ class MRTPOTrainer(GRPOTrainer):
                     ex = self._examples_by_id.get(exc.example_id)
                     exc.write_details(self.args.output_dir, step=f"{step}-rank{rank}" if rank else step, example=ex)
                 raise
+            mode = "train" if self.model.training else "eval"
+            self._metrics[mode][f"verifier_timeouts/{verifier.name}"].append(float(timeouts))
             for row, result in enumerate(results):
                 blocks[row][k] = "" if result is None else result.block
             log_extra = trl_kwargs.get("log_extra")
@@ -294,6 +301,15 @@ class MRTPOTrainer(GRPOTrainer):
 
         reward.__name__ = verifier.name
         return reward
+
+    def _score_one(self, verifier, example, text: str, eid: str):
+        """``(result, timed_out)`` for one completion; past the verifier's time limit the result is its
+        ``failure_reward`` with a block saying so (logged as a warning, counted in ``verifier_timeouts/<name>``)."""
+        try:
+            return verifier.score(example, text, task=self.task.name, example_id=eid), False
+        except VerifierTimeout as exc:
+            logger.warning("%s; scored %g (its failure_reward) and training goes on", exc, verifier.failure_reward)
+            return verifier.timeout_result(exc), True
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         start = time.perf_counter()

@@ -1,0 +1,108 @@
+"""Time and size limits for every verifier (issue 12, item 6): model output never hangs or floods a run."""
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk import Result, Task, verifier
+from mrtpo_sdk.deadline import DeadlineExceeded, call_with_deadline
+from mrtpo_sdk.errors import VerifierTimeout
+from mrtpo_sdk.reward_functions import RewardFunction
+from mrtpo_sdk.trainer import MRTPOTrainer
+from mrtpo_sdk.trainer.callbacks import read_metrics
+from mrtpo_sdk.verifier import DEFAULT_TIME_LIMIT_S, MAX_BLOCK_CHARS
+
+from .test_trainer import config, tiny_policy
+
+
+def spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return "done"
+
+
+def test_call_with_deadline_in_the_main_thread_and_elsewhere():
+    assert call_with_deadline(spin, (0.01,), seconds=1.0) == "done"
+    start = time.perf_counter()
+    with pytest.raises(DeadlineExceeded, match="0.2 s time limit"):
+        call_with_deadline(spin, (10,), seconds=0.2)
+    assert time.perf_counter() - start < 1.0
+    box = {}
+
+    def other_thread():
+        try:
+            call_with_deadline(time.sleep, (5,), seconds=0.2)
+        except DeadlineExceeded as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=other_thread)
+    start = time.perf_counter()
+    t.start()
+    t.join()
+    assert isinstance(box["error"], DeadlineExceeded) and time.perf_counter() - start < 1.0
+    with pytest.raises(ZeroDivisionError):
+        call_with_deadline(lambda: 1 / 0, seconds=1.0)  # the call's own errors pass through
+
+
+@verifier(time_limit=0.2, failure_reward=0.0)
+def slow_on_long(example, completion):
+    if len(completion) > 3:
+        spin(10)
+    return Result(1.0, "")
+
+
+def test_a_verifier_past_its_limit_is_one_line():
+    assert slow_on_long.score({"id": "e"}, "ok", task="t", example_id="e") == Result(1.0, "")
+    start = time.perf_counter()
+    with pytest.raises(VerifierTimeout) as info:
+        slow_on_long.score({"id": "e"}, "a long one", task="t", example_id="e")
+    assert time.perf_counter() - start < 1.0
+    assert str(info.value).startswith("task 't', verifier 'slow_on_long', example 'e': the verifier ran past its "
+                                      "0.2 s time limit on a completion of 10 characters")
+    assert slow_on_long.timeout_result(info.value) == Result(0.0, "Checking this answer took longer than 0.2 s; "
+                                                                  "it was stopped.")
+    assert verifier(lambda ex, c: None, name="v").time_limit == DEFAULT_TIME_LIMIT_S == 5.0
+    with pytest.raises(ValueError, match="time_limit must be > 0"):
+        verifier(lambda ex, c: None, name="v", time_limit=0)
+
+
+def test_blocks_are_capped():
+    huge = verifier(lambda ex, c: Result(0.0, "x" * 50_000), name="huge")
+    block = huge.score({"id": 1}, "c").block
+    assert len(block) < MAX_BLOCK_CHARS + 40 and block.endswith(f"[... {50_000 - MAX_BLOCK_CHARS} more characters cut]")
+    small = verifier(lambda ex, c: Result(0.0, "y" * 30), name="small", max_block_chars=10)
+    assert small.score({"id": 1}, "c").block == "y" * 10 + " [... 20 more characters cut]"
+    batched = RewardFunction(lambda completions, **kw: [Result(1.0, "z" * 3000)] * len(completions), name="b")
+    assert len(batched.score_batch([{"id": 1}], ["p"], ["c"])[0].block) < MAX_BLOCK_CHARS + 40
+
+
+def test_training_scores_a_timed_out_completion_as_failure_and_goes_on(tmp_path, caplog):
+    @verifier(time_limit=0.2)
+    def stalls(example, completion):
+        if example["id"] == "w-0":
+            spin(10)
+        return Result(float("a" in completion), f"The word {example['word']} is spelled with an a.")
+
+    words = ["apple", "river", "stone", "cloud", "green", "table", "light", "music"]
+    task = Task(name="stall", examples=[{"id": f"w-{i}", "word": w} for i, w in enumerate(words)],
+                prompt=lambda ex: [{"role": "user", "content": f"Spell {ex['word']}."}], verifiers=[stalls],
+                reference=lambda ex: ex["word"])
+    model, tok = tiny_policy(task)
+    args = config(tmp_path, max_steps=1, log_samples_steps=0)
+    start = time.perf_counter()
+    MRTPOTrainer(task, model, args, processing_class=tok).train()
+    assert time.perf_counter() - start < 30  # 4 completions x 0.2 s, not 4 x 10 s
+    rows = read_metrics(Path(args.output_dir) / "metrics.jsonl")
+    assert rows[0]["verifier_timeouts/stalls"] == 4.0  # the 4 completions of example w-0
+    assert any("ran past its 0.2 s time limit" in r.getMessage() for r in caplog.records)
+
+
+def test_eval_scores_a_timed_out_completion_as_failure():
+    task = Task(name="t", examples=[{"id": "x"}], prompt=lambda ex: "p", verifiers=[slow_on_long])
+    assert task.score({"id": "x"}, "a long one", on_timeout="fail") == [
+        Result(0.0, "Checking this answer took longer than 0.2 s; it was stopped.")]
+    with pytest.raises(VerifierTimeout):
+        task.score({"id": "x"}, "a long one")
