@@ -16,14 +16,13 @@ replayed, so for it MRTPO equals GDPO; a one-time warning says so), ``None`` (no
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import MRTPOError, VerifierError
+from .task import rows_with_ids
 from .verifier import Result, Verifier, _normalize
 
 __all__ = ["RewardFunction", "task_from_trl", "rows_with_ids"]
@@ -32,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 #: Columns TRL itself fills in (never taken from the dataset row).
 _TRL_COLUMNS = ("prompt", "completion", "completion_ids")
-#: The dataset column holding our example id (added when the rows have no ``id``).
+#: The dataset column holding our example id (added when the rows have no ``id``; see :func:`~mrtpo_sdk.task.with_ids`).
 ID_COLUMN = "id"
 
 
@@ -163,32 +162,6 @@ def _text(completion: Any) -> str:
     if isinstance(completion, list) and completion and isinstance(completion[-1], Mapping):
         return "".join(str(m.get("content", "")) for m in completion)
     return str(completion)
-
-
-def rows_with_ids(rows: Sequence[Mapping[str, Any]], what: str = "train_dataset") -> list[dict[str, Any]]:
-    """The rows as dicts, each with an ``id``: kept when every row has one, else generated, stable, from the row
-    index and content (``"<index>-<8 hex of the row's JSON>"``).
-
-    Raises:
-        MRTPOError: a row is not a mapping; two rows share an id (names both rows).
-    """
-    out = []
-    for i, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            raise MRTPOError(f"{what} row {i} is a {type(row).__name__}, not a mapping of columns")
-        out.append(dict(row))
-    if out and all(ID_COLUMN in row for row in out):
-        seen: dict[str, int] = {}
-        for i, row in enumerate(out):
-            key = str(row[ID_COLUMN])
-            if key in seen:
-                raise MRTPOError(f"{what}: rows {seen[key]} and {i} have the same id {key!r}; ids must be unique")
-            seen[key] = i
-        return out
-    for i, row in enumerate(out):
-        digest = hashlib.sha1(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:8]
-        row[ID_COLUMN] = f"{i}-{digest}"
-    return out
 
 
 def task_from_trl(

@@ -18,13 +18,19 @@ Replay contexts (spec §3):
 * ``block_placement="in-prompt"``: the information is already in the prompt (instruction constraints):
   ``P_all = P_0`` and ``P_\\k = prompt_without(example, verifier_name)``, the prompt rebuilt without constraint k.
 
-Examples may be mappings or objects; each needs an ``id`` (``example["id"]`` or ``example.id``), unique in a split.
+Examples (``Task(examples=...)``): a list of mappings or objects, a ``datasets.Dataset``, a path to a ``.jsonl`` /
+``.json`` / ``.parquet`` / ``.csv`` file (read with ``datasets``, locally), a dict of split name -> any of these, or
+``fn(split, data=None)``. Each example has an ``id`` (``example["id"]`` or ``example.id``), unique in a split; mappings
+without one get a generated, stable id (:func:`with_ids`: ``"<row index>-<8 hex of the row's content>"``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import os
+import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +40,17 @@ from typing import Any, Literal, Union
 from .errors import MRTPOError
 from .verifier import Result, Verifier
 
-__all__ = ["Task", "TaskFunctionError", "Prompt", "Messages", "example_id", "call_user"]
+__all__ = [
+    "Task",
+    "TaskFunctionError",
+    "Prompt",
+    "Messages",
+    "example_id",
+    "call_user",
+    "with_ids",
+    "rows_with_ids",
+    "EXAMPLE_FILE_TYPES",
+]
 
 Messages = list[dict[str, str]]
 Prompt = Union[str, Messages]
@@ -55,6 +71,149 @@ def example_id(example: Any) -> str:
     raise MRTPOError(
         f"example {str(example)[:80]!r} has no 'id'; give every example a unique id (a key 'id' or an attribute .id)"
     )
+
+
+#: The key holding an example's id (generated when the rows have none).
+ID_KEY = "id"
+
+#: The files ``Task(examples=PATH)`` reads, by extension: the ``datasets`` reader used and the format's name.
+EXAMPLE_FILE_TYPES: dict[str, tuple[str, str]] = {
+    ".jsonl": ("json", "JSON lines"),
+    ".json": ("json", "JSON"),
+    ".parquet": ("parquet", "Parquet"),
+    ".csv": ("csv", "CSV"),
+}
+
+
+def _has_id(row: Mapping[str, Any]) -> bool:
+    return row.get(ID_KEY) is not None  # a Dataset column 'id' holds None in the rows that lack one
+
+
+def with_ids(examples: Iterable[Any], what: str) -> list[Any]:
+    """The examples, each with a unique id (``example["id"]`` or ``example.id``).
+
+    Mappings keep their ids when every one has an ``id``; when none has, each becomes a new dict with a generated id,
+    stable across runs: ``"<row index>-<first 8 hex of the SHA-1 of the row's JSON>"`` (``"3-1f0c9a2b"``), the row
+    as given (without ``id``). Objects (dataclasses, named tuples) need an ``id`` attribute and are kept untouched.
+
+    Args:
+        what: names the examples in messages (``"task 'sql', split 'train'"``).
+
+    Raises:
+        MRTPOError: some mappings have an ``id`` and others not; an object has no ``id``; two rows share an id (the
+            message names both rows, by index, and the id).
+    """
+    out = list(examples)
+    rows = [i for i, ex in enumerate(out) if isinstance(ex, Mapping)]
+    with_key = [i for i in rows if _has_id(out[i])]
+    if with_key and len(with_key) < len(rows):
+        missing = next(i for i in rows if not _has_id(out[i]))
+        raise MRTPOError(
+            f"{what}: row {missing} has no 'id' but row {with_key[0]} has one ({out[with_key[0]][ID_KEY]!r}); give "
+            f"every row an id, or none (ids are then generated from the row index and content)"
+        )
+    if not with_key:
+        for i in rows:
+            row = {k: v for k, v in out[i].items() if k != ID_KEY}
+            digest = hashlib.sha1(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:8]
+            out[i] = {**out[i], ID_KEY: f"{i}-{digest}"}
+    seen: dict[str, int] = {}
+    for i, ex in enumerate(out):
+        if not isinstance(ex, Mapping) and not hasattr(ex, "id"):
+            raise MRTPOError(
+                f"{what}: row {i} ({type(ex).__name__} {str(ex)[:60]!r}) has no 'id'; give every example a unique "
+                f"id (a key 'id' or an attribute .id)"
+            )
+        eid = example_id(ex)
+        if eid in seen:
+            raise MRTPOError(f"{what}: rows {seen[eid]} and {i} have the same id {eid!r}; ids must be unique")
+        seen[eid] = i
+    return out
+
+
+def rows_with_ids(rows: Iterable[Mapping[str, Any]], what: str = "train_dataset") -> list[dict[str, Any]]:
+    """The rows (of a TRL ``train_dataset``) as dicts, each with an ``id``: see :func:`with_ids`.
+
+    Raises:
+        MRTPOError: a row is not a mapping, or see :func:`with_ids`.
+    """
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise MRTPOError(f"{what} row {i} is a {type(row).__name__}, not a mapping of columns")
+        out.append(dict(row))
+    return with_ids(out, what)
+
+
+def _is_dataset(obj: Any) -> bool:
+    """A ``datasets.Dataset`` (told by its type, so ``datasets`` is imported only when used)."""
+    return type(obj).__module__.split(".")[0] == "datasets" and type(obj).__name__ == "Dataset"
+
+
+def _check_source(source: Any, label: str) -> None:
+    """``source`` is something ``examples=`` (or one split of it) takes; ``label`` names it in messages.
+
+    Raises:
+        MRTPOError: it is not; a path that is missing or of a type we do not read.
+    """
+    if callable(source) or _is_dataset(source):
+        return
+    if type(source).__name__ in ("IterableDataset", "IterableDatasetDict"):
+        raise MRTPOError(f"{label} is an IterableDataset; pass a datasets.Dataset (e.g. Dataset.from_generator)")
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.suffix.lower() not in EXAMPLE_FILE_TYPES:
+            raise MRTPOError(
+                f"{label}: {str(source)!r} is not a file type examples= reads; give a .jsonl, .json, .parquet or "
+                f".csv file (a Hub dataset: load it with datasets.load_dataset and pass the Dataset)"
+            )
+        if not path.is_file():
+            raise MRTPOError(f"{label}: no such file {source}")
+        return
+    if isinstance(source, Sequence) and not isinstance(source, (bytes, bytearray)):
+        return
+    raise MRTPOError(
+        f"{label} must be a list of examples, a datasets.Dataset, a path to a .jsonl/.json/.parquet/.csv file, a "
+        f"dict of split name -> one of these, or a function fn(split, data=None); got {type(source).__name__}"
+    )
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while exc.__cause__ is not None and id(exc.__cause__) not in seen:
+        exc = exc.__cause__
+        seen.add(id(exc))
+    return exc
+
+
+def _read_file(path: Path, label: str) -> list[dict[str, Any]]:
+    """The rows of a local JSON lines / JSON / Parquet / CSV file, read with ``datasets`` (its packaged readers:
+    nothing is looked up on the Hub) into a temporary cache that is removed afterwards (nothing is written to the
+    Hugging Face cache); no progress bars.
+
+    Raises:
+        MRTPOError: the file cannot be read as its type (one line: the file, the format, the reader's error).
+    """
+    if path.stat().st_size == 0:
+        return []
+    import datasets
+    from datasets.utils import logging as ds_logging
+
+    reader, kind = EXAMPLE_FILE_TYPES[path.suffix.lower()]
+    Dataset = datasets.Dataset
+    read = {"json": Dataset.from_json, "parquet": Dataset.from_parquet, "csv": Dataset.from_csv}
+    bars, verbosity = datasets.is_progress_bar_enabled(), ds_logging.get_verbosity()
+    datasets.disable_progress_bars()
+    ds_logging.set_verbosity(ds_logging.CRITICAL)  # the reader's own error is in our message
+    try:
+        with tempfile.TemporaryDirectory(prefix="mrtpo-sdk-examples-") as cache:
+            return list(read[reader](str(path), cache_dir=cache, keep_in_memory=True))
+    except Exception as exc:
+        raise MRTPOError(f"{label}: cannot read {path} as {kind}: {_describe(_innermost(exc))}") from exc
+    finally:
+        ds_logging.set_verbosity(verbosity)
+        if bars:
+            datasets.enable_progress_bars()
 
 
 class TaskFunctionError(MRTPOError):
@@ -175,8 +334,12 @@ class Task:
 
     Args:
         name: the task's name (used in cache keys, logs and error messages).
-        examples: a sequence of examples, or ``fn(split, data=None)`` returning one; ``data`` is the user's
-            ``--data PATH`` override (``None`` means the task's bundled data).
+        examples: the examples: a list (of mappings or objects), a ``datasets.Dataset``, a path to a ``.jsonl``,
+            ``.json``, ``.parquet`` or ``.csv`` file (read with ``datasets``, locally, when first loaded), a dict of
+            split name -> one of these (``{"train": ds_train, "validation": ds_val}``, a ``DatasetDict``), or
+            ``fn(split, data=None)`` returning a list (or Dataset); ``data`` is the user's ``--data PATH`` override
+            (``None`` means the task's bundled data). Mappings without an ``id`` get a generated one
+            (:func:`with_ids`).
         prompt: ``fn(example) -> str | list[{"role", "content"}]``: the rollout prompt ``P_0`` (spec "Setting").
         verifiers: the rewards, one :class:`Verifier` each, in a fixed order (index ``k``).
         reference: ``fn(example) -> str``: a reference completion in the policy's output format. Used to warm-start
@@ -186,18 +349,21 @@ class Task:
         block_separator: text placed between the prompt and each appended block.
         description: one line shown by the CLI.
         eval_split: the held-out split that ``mrtpo-sdk eval`` and evaluation during training use (``None``: the
-            task has none, so training does not evaluate). A fixed list of ``examples`` has no held-out split, so
-            the default ``"dev"`` becomes ``None`` there.
+            task has none, so training does not evaluate). Fixed ``examples`` (a list, a Dataset, a file) have no
+            held-out split, nor a dict of splits without ``"dev"``, so the default ``"dev"`` becomes ``None`` there.
         metrics: ``fn(records) -> {name: value}``: the task's headline metrics (e.g. SQL ``execution_accuracy``)
             over a list of :class:`mrtpo_sdk.evaluation.EvalRecord` (each has ``.example``, ``.completion`` and
             ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training.
+        warm_start_examples: ``fn(train_examples) -> extra examples`` taught (prompt -> ``reference``) in the embedded
+            policy's supervised warm start only, after the training examples; never used for RL or evaluation
+            (e.g. :func:`mrtpo_sdk.sql.synthetic.synthetic_examples`). ``None``: the warm start uses the training examples.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
     """
 
     name: str
-    examples: Sequence[Any] | Callable[..., Iterable[Any]]
+    examples: Any  # Sequence | datasets.Dataset | str | PathLike | Mapping[str, ...] | Callable[..., Iterable[Any]]
     prompt: Callable[[Any], Prompt]
     verifiers: Sequence[Verifier]
     reference: Callable[[Any], str] | None = None
@@ -207,6 +373,7 @@ class Task:
     description: str = ""
     eval_split: str | None = "dev"
     metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
+    warm_start_examples: Callable[[list[Any]], Iterable[Any]] | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -238,15 +405,30 @@ class Task:
             raise MRTPOError(f"{where}: metrics must be a function records -> {{name: value}}")
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
+        self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows
+        if isinstance(self.examples, Mapping):
+            if not self.examples:
+                raise MRTPOError(f"{where}: examples is an empty dict; give split name -> examples")
+            for key, source in self.examples.items():
+                if not isinstance(key, str) or not key:
+                    raise MRTPOError(f"{where}: examples dict keys are split names (str), got {key!r}")
+                _check_source(source, f"examples[{key!r}]")
+            if self.eval_split is not None and self.eval_split not in self.examples:
+                if self.eval_split != "dev":
+                    raise MRTPOError(
+                        f"{where}: eval_split={self.eval_split!r} is not a split of examples (splits: "
+                        f"{', '.join(map(repr, self.examples))})"
+                    )
+                self.eval_split = None  # the default, and there is no 'dev' split
+            return
+        _check_source(self.examples, "examples")
         if not callable(self.examples) and self.eval_split is not None:
             if self.eval_split != "dev":
                 raise MRTPOError(
-                    f"{where}: eval_split={self.eval_split!r} needs examples=fn(split, data=None); a fixed list of "
-                    f"examples has no held-out split"
+                    f"{where}: eval_split={self.eval_split!r} needs a held-out split: examples=fn(split, data=None) "
+                    f"or a dict of splits ({{'train': ..., {self.eval_split!r}: ...}}); fixed examples have one split"
                 )
-            self.eval_split = None  # a fixed list has one split: evaluating on it would score the training data
-        if not (callable(self.examples) or isinstance(self.examples, Sequence)):
-            raise MRTPOError(f"{where}: examples must be a list of examples or a function fn(split, data=None)")
+            self.eval_split = None  # fixed examples have one split: evaluating on it would score the training data
 
     # ------------------------------------------------------------------ examples
     @property
@@ -258,14 +440,23 @@ class Task:
         return [v.weight for v in self.verifiers]
 
     def load_examples(self, split: str = "train", data: str | Path | None = None) -> list[Any]:
-        """The examples of ``split``, checked: non-empty, every example has a unique id.
+        """The examples of ``split``, checked: non-empty, every example has a unique id (generated for mappings that
+        have none, see :func:`with_ids`).
 
         Raises:
-            MRTPOError: no examples, a missing or duplicate id, or ``data`` given to a task that takes none.
+            MRTPOError: no such split, no examples, a file that cannot be read, a missing or duplicate id (naming
+                both rows), or ``data`` given to a task that takes none.
             TaskFunctionError: the examples function raised (one line: its file:line, the split, the exception).
         """
-        if callable(self.examples):
-            params = inspect.signature(self.examples).parameters
+        source, label = self.examples, "examples"
+        if isinstance(source, Mapping):
+            if split not in source:
+                raise MRTPOError(
+                    f"task {self.name!r} has no split {split!r}; its examples= dict has {', '.join(map(repr, source))}"
+                )
+            source, label = source[split], f"examples[{split!r}]"
+        if callable(source):
+            params = inspect.signature(source).parameters
             kwargs: dict[str, Any] = {}
             if "split" in params:
                 kwargs["split"] = split
@@ -274,7 +465,7 @@ class Task:
             elif data is not None:
                 raise MRTPOError(f"task {self.name!r} does not take --data (its examples function has no 'data')")
             on_data = f" (data={str(data)!r})" if data is not None else ""
-            loader = self.examples
+            loader = source
             examples = call_user(
                 lambda: list(loader(**kwargs)),  # a generator raises while it is listed
                 (),
@@ -286,16 +477,20 @@ class Task:
         else:
             if data is not None:
                 raise MRTPOError(f"task {self.name!r} has fixed examples; it does not take --data")
-            examples = list(self.examples)
+            examples = self._read(Path(source), label) if isinstance(source, (str, os.PathLike)) else list(source)
         if not examples:
             raise MRTPOError(f"task {self.name!r}: split {split!r} has no examples")
-        seen: set[str] = set()
-        for ex in examples:
-            eid = example_id(ex)
-            if eid in seen:
-                raise MRTPOError(f"task {self.name!r}: example id {eid!r} appears twice in split {split!r}")
-            seen.add(eid)
-        return examples
+        return with_ids(examples, f"task {self.name!r}, split {split!r}")
+
+    def _read(self, path: Path, label: str) -> list[dict[str, Any]]:
+        """The rows of an examples file, read once per version of the file."""
+        if not path.is_file():
+            raise MRTPOError(f"{label}: no such file {path}")
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in self._file_rows:
+            self._file_rows[key] = _read_file(path, label)
+        return list(self._file_rows[key])
 
     # ------------------------------------------------------------------ prompts
     def rollout_prompt(self, example: Any) -> Prompt:
