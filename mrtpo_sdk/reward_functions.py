@@ -21,7 +21,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import MRTPOError, VerifierError
+from .deadline import DeadlineExceeded, call_with_deadline
+from .errors import MRTPOError, VerifierError, VerifierTimeout
 from .task import rows_with_ids
 from .verifier import Result, Verifier, _normalize
 
@@ -49,11 +50,13 @@ class RewardFunction(Verifier):
 
     batched = True
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, weight: float = 1.0) -> None:
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, weight: float = 1.0,
+                 time_limit: float | None = None) -> None:
         if not callable(fn):
             raise MRTPOError(f"reward function {fn!r} is not callable")
         default = getattr(fn, "__name__", "")
-        super().__init__(fn, name=name or (default if default.isidentifier() else "reward"), weight=weight)
+        super().__init__(fn, name=name or (default if default.isidentifier() else "reward"), weight=weight,
+                         time_limit=time_limit)
         self._warned_no_block = False
 
     def score_batch(
@@ -82,9 +85,17 @@ class RewardFunction(Verifier):
             call["completion_ids"] = [list(c) for c in completion_ids]
         where = f"task {task!r}, reward function {self.name!r}"
         try:
-            out = self.fn(**_accepted(self.fn, call))
+            limit = self.time_limit * max(1, len(completions))  # the limit is per completion; one call scores all
+            out = call_with_deadline(self.fn, kwargs=_accepted(self.fn, call), seconds=limit)
             if inspect.isawaitable(out):
-                out = asyncio.run(_await(out))
+                out = call_with_deadline(asyncio.run, (_await(out),), seconds=limit)
+        except DeadlineExceeded as exc:
+            raise VerifierTimeout(
+                f"{where}: ran past its {exc.seconds:g} s time limit on a batch of {len(completions)} completion(s) "
+                f"(make it faster, or pass RewardFunction(fn, time_limit=...) seconds per completion)",
+                seconds=exc.seconds, task=task, verifier=self.name, example_id=ids[0] if ids else "?",
+                completion=_text(completions[0]) if completions else "", source=self.location,
+            ) from None
         except MRTPOError:
             raise
         except Exception as exc:
@@ -109,10 +120,10 @@ class RewardFunction(Verifier):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = Result(float(value), "")
                 self._warn_no_block()
-            results.append(
+            results.append(self.cap_block(
                 _normalize(value, f"{where}, example {eid!r}", task=task, verifier=self.name, example_id=eid,
                            completion=_text(completion), source=self.location)
-            )
+            ))
         return results
 
     def score(self, example: Any, completion: str, *, task: str = "?", example_id: str = "?") -> Result | None:

@@ -572,14 +572,29 @@ class Task:
         return messages
 
     # ------------------------------------------------------------------ scoring
-    def score(self, example: Any, completion: str) -> list[Result | None]:
+    def score(self, example: Any, completion: str, *, on_timeout: str = "raise") -> list[Result | None]:
         """Run every verifier on one completion; ``None`` entries mean "not applicable".
+
+        Args:
+            on_timeout: ``"raise"`` (the :class:`~mrtpo_sdk.errors.VerifierTimeout`) or ``"fail"`` (score the
+                completion with that verifier's ``failure_reward`` and a block saying so: what training and
+                ``eval`` do with model output).
 
         Raises:
             VerifierError / VerifierContractError: see :meth:`Verifier.score`.
         """
+        from .errors import VerifierTimeout
+
         eid = example_id(example)
-        return [v.score(example, completion, task=self.name, example_id=eid) for v in self.verifiers]
+        results: list[Result | None] = []
+        for v in self.verifiers:
+            try:
+                results.append(v.score(example, completion, task=self.name, example_id=eid))
+            except VerifierTimeout as exc:
+                if on_timeout != "fail":
+                    raise
+                results.append(v.timeout_result(exc))
+        return results
 
 
 def _check_prompt(p: Any, where: str) -> Prompt:

@@ -285,7 +285,7 @@ def evaluate_policy(
     for ex, outs in zip(examples, generated):
         eid = example_id(ex)
         for s, (text, n) in enumerate(outs):
-            results = task.score(ex, text)
+            results = task.score(ex, text, on_timeout="fail")  # model output past a time limit fails, as in training
             rewards = {v.name: (None if r is None else float(r.reward)) for v, r in zip(task.verifiers, results)}
             records.append(EvalRecord(eid, s, text, rewards, n, example=ex))
     metrics, headline = summarize(task, records, num_generations)
