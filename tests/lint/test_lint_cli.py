@@ -555,3 +555,137 @@ def test_full_format_shows_the_source_with_the_token_underlined(project, capsys)
         "help: MRT004 (invented-feedback): https://github.com/mrtpo-sdk/mrtpo-sdk/blob/main/docs/rules/MRT004.md "
         "(offline: mrtpo-sdk rule MRT004)"
     )
+
+
+# ----------------------------------------------------------------------------------------------- in the ecosystem
+DOCS = "https://github.com/mrtpo-sdk/mrtpo-sdk/blob/main/docs/rules/"
+REGISTRY = (  # a helper module: it calls Task( at module level (so a folder scan imports it) but holds no Task
+    "from mrtpo_sdk import Task\n\nNAMES = []\nREGISTRY = {n: Task(name=n, examples=[], prompt=str, verifiers=[]) "
+    "for n in NAMES}\n"
+)
+SKIPPED = (
+    "tasks/registry.py:1:1: note: declares no Task at module level: skipped as a helper module (pass the file "
+    "explicitly to lint it as a task file)"
+)
+
+
+def test_bundled_tasks_are_linted_by_name(project, capsys):
+    rc, out, err = run(capsys, "lint", "sql")  # the working directory has no file or folder named sql
+    assert (rc, err) == (0, "")
+    assert out.startswith("All checks passed! (1 task in 1 file,")
+    rc, out, _ = run(capsys, "lint", "bfcl", "instruction_following")
+    assert rc == 0 and out.startswith("All checks passed! (2 tasks in 2 files,")
+    rc, out, _ = run(capsys, "lint", "sqll")
+    assert rc == 2
+    assert out.splitlines()[0] == (
+        "sqll:1:1: error: no such file or folder: sqll; pass a task file, a folder, or a bundled task's name "
+        "(sql, instruction_following, bfcl)"
+    )
+
+
+def test_rule_doc_urls_are_absolute_and_configured_once(project, capsys):
+    from mrtpo_sdk.lint.codes import DOCS_URL, rule_url
+
+    assert DOCS_URL == DOCS and rule_url("MRT004") == DOCS + "MRT004.md"
+    project("mrt004_invented_feedback")
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "json")
+    assert rc == 1 and [d["url"] for d in json.loads(out)] == [DOCS + "MRT004.md"] * 2
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "github")
+    assert [line.rsplit(" ", 1)[1] for line in out.splitlines()] == [f"({DOCS}MRT004.md)"] * 2
+    rc, out, _ = run(capsys, "lint", "mrt004_invented_feedback.py", "--format", "sarif")
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["helpUri"] for r in rules] == [f"{DOCS}{code}.md" for code in CODES]
+    rc, out, _ = run(capsys, "rule", "MRT004")
+    assert rc == 0 and out.splitlines()[-1] == f"Online: {DOCS}MRT004.md"
+    rc, out, _ = run(capsys, "rule", "MRT004", "--format", "json")
+    assert json.loads(out)["url"] == DOCS + "MRT004.md"
+
+
+def test_rule_prints_its_page_from_the_package_alone(tmp_path):
+    """An installed wheel has no docs/ folder: `mrtpo-sdk rule` reads the rule's docstring from the package."""
+    from mrtpo_sdk.lint.docs import pages
+
+    shutil.copytree(REPO / "mrtpo_sdk", tmp_path / "mrtpo_sdk", ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import sys; from mrtpo_sdk.cli import main; sys.exit(main(['rule', 'MRT004']))"
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "docs").exists()
+    assert done.stdout == pages()["MRT004.md"] + f"\nOnline: {DOCS}MRT004.md\n"
+
+
+def test_folder_lint_skips_a_file_that_declares_no_task_with_a_note(project, capsys):
+    project("mrt012_verifier_without_kind_clean", "tasks/a.py")
+    shutil.copy("_toolcall.py", "tasks/_toolcall.py")
+    Path("tasks/registry.py").write_text(REGISTRY)
+    rc, out, err = run(capsys, "lint", "tasks")
+    assert rc == 0 and out.startswith("All checks passed! (1 task in 1 file,")
+    assert err.splitlines() == [SKIPPED]
+    rc, out, err = run(capsys, "lint", "tasks", "--format", "json")
+    assert (rc, json.loads(out), err.splitlines()) == (0, [], [SKIPPED])  # the note never enters the json
+    assert run(capsys, "lint", "tasks", "-q")[2] == ""
+    rc, out, err = run(capsys, "lint", "tasks/registry.py")  # named explicitly: still an error
+    assert rc == 2 and err == ""
+    assert out.splitlines()[0] == (
+        "tasks/registry.py:1:1: error: declares no Task; assign one at module level, e.g. task = Task(...)"
+    )
+
+
+def test_force_exclude_judges_given_files_like_a_folder_scan(project, capsys):
+    """What the pre-commit hook runs: every changed .py file is passed explicitly."""
+    project("mrt012_verifier_without_kind_clean", "tasks/a.py")
+    shutil.copy("_toolcall.py", "tasks/_toolcall.py")
+    Path("tasks/registry.py").write_text(REGISTRY)
+    project("mrt012_verifier_without_kind", "tests/flawed.py")
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nextend-exclude = ["tests"]\n')
+    given = ["tasks/a.py", "tasks/_toolcall.py", "tasks/registry.py", "tests/flawed.py"]
+    rc, out, err = run(capsys, "lint", "--force-exclude", *given)
+    assert rc == 0 and out.startswith("All checks passed! (1 task in 1 file,")
+    assert err.splitlines() == [SKIPPED]
+    rc, out, _ = run(capsys, "lint", *given)  # without it, each file given is linted as a task file
+    assert rc == 2
+    assert [m["path"] for m in finding_lines(out)] == ["tests/flawed.py"]
+    assert "tasks/_toolcall.py:1:1: error: declares no Task" in out
+
+
+def test_lint_reads_the_source_from_stdin(project, capsys, monkeypatch):
+    import io
+
+    project("mrt004_invented_feedback")
+    source = Path("mrt004_invented_feedback.py").read_text()
+    before = sorted(p.name for p in Path(".").iterdir())
+    monkeypatch.setattr(sys, "stdin", io.StringIO(source))
+    rc, out, _ = run(capsys, "lint", "-", "--stdin-filename", "buffer.py")  # not on disk: the text is linted
+    assert rc == 1
+    assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in finding_lines(out)] == [
+        ("buffer.py", 17, 5, "MRT004"),
+        ("buffer.py", 22, 16, "MRT004"),
+    ]
+    assert sorted(p.name for p in Path(".").iterdir()) == before  # nothing written next to the user's files
+    monkeypatch.setattr(sys, "stdin", io.StringIO(source))
+    rc, out, _ = run(capsys, "lint", "--stdin-filename", "buffer.py", "--format", "json")  # implies -
+    assert rc == 1 and [d["filename"] for d in json.loads(out)] == [str(Path("buffer.py").resolve())] * 2
+    monkeypatch.setattr(sys, "stdin", io.StringIO("from mrtpo_sdk import Task\nimport does_not_exist\ntask = Task()\n"))
+    rc, out, _ = run(capsys, "lint", "-", "--format", "json")
+    (entry,) = json.loads(out)
+    assert rc == 2 and (entry["filename"], entry["location"]["row"]) == ("-", 2)
+    assert entry["message"] == (
+        "importing the task file raised ModuleNotFoundError: No module named 'does_not_exist'"
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO("X = 1\n"))
+    rc, out, _ = run(capsys, "lint", "-")
+    assert rc == 2 and out.splitlines()[0] == (
+        "-:1:1: error: declares no Task; assign one at module level, e.g. task = Task(...)"
+    )
+    rc, out, err = run(capsys, "lint", "-", "mrt004_invented_feedback.py")
+    assert (rc, out, err) == (2, "", "error: - (read the source from stdin) cannot be combined with other paths\n")
+
+
+def test_stdin_filename_sees_the_files_next_to_it(capsys, monkeypatch):
+    """A bundled task reads its data next to ``__file__``: linted from stdin under its own name, it finds it."""
+    import io
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(sys, "stdin", io.StringIO((REPO / "tasks" / "sql.py").read_text()))
+    rc, out, _ = run(capsys, "lint", "--stdin-filename", "tasks/sql.py")
+    assert rc == 0 and out.startswith("All checks passed! (1 task in 1 file,")
