@@ -268,8 +268,28 @@ def train_command(rest: list[str]) -> int:
     ):
         config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
     script_args.model = known.model
+    _require_extras(config)
     peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
     return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config)
+
+
+def _require_extras(config) -> None:
+    """A setting whose optional package is missing: one line naming the extra to install (not TRL's traceback).
+
+    Raises:
+        MRTPOError: ``--use_vllm`` without vllm, ``--report_to wandb`` without wandb, ``--deepspeed`` without it.
+    """
+    import importlib.util
+
+    report_to = config.report_to if isinstance(config.report_to, list) else [config.report_to]
+    needs = [
+        (bool(getattr(config, "use_vllm", False)), "vllm", "--use_vllm", "vllm"),
+        ("wandb" in report_to or "all" in report_to, "wandb", "--report_to wandb", "wandb"),
+        (bool(getattr(config, "deepspeed", None)), "deepspeed", "--deepspeed", "deepspeed"),
+    ]
+    for wanted, module, flag, extra in needs:
+        if wanted and importlib.util.find_spec(module) is None:
+            raise MRTPOError(f"{flag} needs the {module} package: pip install 'mrtpo-sdk[{extra}]'")
 
 
 #: TRL ModelConfig fields that load a model from --model (they go into GRPOConfig.model_init_kwargs).

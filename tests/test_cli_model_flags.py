@@ -138,3 +138,20 @@ def test_log_completions_puts_the_blocks_in_trls_completions_table(tmp_path):
     assert len(extra["block/has_a"]) == len(trainer._logs["completion"]) == 8
     assert all(b.startswith("The word ") for b in extra["block/has_a"])
     assert set(extra["block/length"]) == {""}  # the length verifier's block is empty
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--use_vllm", "true"], "--use_vllm needs the vllm package: pip install 'mrtpo-sdk[vllm]'"),
+        (["--report_to", "wandb"], "--report_to wandb needs the wandb package: pip install 'mrtpo-sdk[wandb]'"),
+    ],
+)
+def test_a_missing_optional_package_names_the_extra(tmp_path, capsys, args, fragment):
+    import importlib.util
+
+    module = "vllm" if "--use_vllm" in args else "wandb"
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    assert main(["train", LETTERS, *SMALL, *args, "--output_dir", str(tmp_path / "o")]) == 2
+    assert fragment in error_line(capsys)
