@@ -53,12 +53,24 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
     return metrics
 
 
-def bfcl_ast_accuracy(arguments: str = "arguments", function_choice: str = "function_choice") -> Metrics:
-    """BFCL AST accuracy overall and per category (``example.category``)."""
+def bfcl_ast_accuracy(
+    arguments: str = "arguments",
+    function_choice: str = "function_choice",
+    official: Callable[[Any, str], bool | None] | None = None,
+) -> Metrics:
+    """BFCL AST accuracy overall and per category (``example.category``).
+
+    Args:
+        official: ``fn(example, completion) -> bool`` giving the official BFCL checker's verdict, when the rewards
+            use another semantics (``tasks/bfcl.py`` passes its ``official_verdict``); then ``ast_accuracy_official``
+            and ``ast_accuracy_official/<category>`` are reported too, for numbers comparable with BFCL's.
+    """
 
     def metrics(records: Sequence[Any]) -> dict[str, float | None]:
         overall: list[float] = []
         by_category: dict[str, list[float]] = {}
+        off_overall: list[float] = []
+        off_by_category: dict[str, list[float]] = {}
         for r in records:
             value = r.rewards.get(arguments)
             if value is None:  # no call is right (irrelevance): correct when it calls nothing
@@ -70,9 +82,19 @@ def bfcl_ast_accuracy(arguments: str = "arguments", function_choice: str = "func
             category = getattr(r.example, "category", None)
             if category:
                 by_category.setdefault(str(category), []).append(ok)
+            if official is not None:
+                verdict = official(r.example, r.completion)
+                if verdict is not None:
+                    off_overall.append(float(bool(verdict)))
+                    if category:
+                        off_by_category.setdefault(str(category), []).append(float(bool(verdict)))
         out: dict[str, float | None] = {"ast_accuracy": _mean(overall)}
         for category in sorted(by_category):
             out[f"ast_accuracy/{category}"] = _mean(by_category[category])
+        if official is not None:
+            out["ast_accuracy_official"] = _mean(off_overall)
+            for category in sorted(off_by_category):
+                out[f"ast_accuracy_official/{category}"] = _mean(off_by_category[category])
         return out
 
     return metrics

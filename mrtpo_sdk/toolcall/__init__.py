@@ -3,7 +3,8 @@
 * :func:`parse_tool_response` (:mod:`.parse`) — structural parser for ``<think>…</think>`` followed by
   ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` blocks; safe on untrusted text.
 * :func:`check_calls` (:mod:`.check`) — calls against BFCL possible answers (names, required parameters, types
-  via :mod:`jsonschema`, acceptable values, parallel calls in any order).
+  via :mod:`jsonschema`, acceptable values, parallel calls in any order), in the ``training`` (default) or
+  ``official`` semantics; :func:`ast_correct` — the verdict on a whole completion.
 * :func:`rollout_messages`, :func:`reference_response`, :func:`function_choice_block` (:mod:`.prompt`).
 * :func:`load_bfcl` (:mod:`.data`) — BFCL v4 single-turn data from the installed ``bfcl_eval`` package or a
   BFCL-layout directory.
@@ -11,7 +12,17 @@
 See ``docs/bfcl.md``.
 """
 
-from mrtpo_sdk.toolcall.check import CallCheck, arguments_schema, check_call, check_calls, standardize_string
+from mrtpo_sdk.toolcall.check import (
+    SEMANTICS,
+    CallCheck,
+    arguments_schema,
+    ast_correct,
+    check_call,
+    check_calls,
+    documented_default,
+    standardize_string,
+    strings_match,
+)
 from mrtpo_sdk.toolcall.data import (
     AST_CATEGORIES,
     CATEGORIES,
@@ -34,6 +45,7 @@ from mrtpo_sdk.toolcall.parse import (
     THINK_OPEN,
     ParsedResponse,
     ToolCall,
+    declines_to_call,
     parse_tool_response,
     render_call,
     render_calls,
@@ -61,6 +73,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_RESPONSE_CHARS",
     "NO_CALL_THINK",
+    "SEMANTICS",
     "THINK_CLOSE",
     "THINK_OPEN",
     "BFCLDataError",
@@ -70,8 +83,11 @@ __all__ = [
     "ParsedResponse",
     "ToolCall",
     "arguments_schema",
+    "ast_correct",
     "check_call",
     "check_calls",
+    "declines_to_call",
+    "documented_default",
     "function_choice_block",
     "functions_text",
     "installed_data_dir",
@@ -87,4 +103,5 @@ __all__ = [
     "response_calls",
     "rollout_messages",
     "standardize_string",
+    "strings_match",
 ]

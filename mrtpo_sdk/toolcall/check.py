@@ -5,8 +5,8 @@ not copied, and restated here:
 
 * a possible answer is a list of expected calls ``{function_name: {parameter: [acceptable values]}}``; an
   acceptable value ``""`` means the parameter may be left out; an empty list means "no call is right";
-* the calls must match the expected calls one to one, in any order (a bipartite matching; the official checker
-  matches greedily, which can miss a matching that exists — see ``docs/bfcl.md``);
+* the calls must match the expected calls one to one, in any order (paired greedily in the ``official``
+  semantics, as BFCL does, which can miss a pairing that exists; by a bipartite matching in ``training``);
 * a call matches when: the name is the expected one; every parameter the function doc lists as required is
   given; every given parameter is in the doc and in the possible answer; the values have the doc's types
   (``int`` for ``integer``, ``int`` or ``float`` for ``float``, no ``bool`` for numbers), or the type the possible
@@ -17,6 +17,18 @@ not copied, and restated here:
 Types (and the structure of nested arrays and objects) are checked with :mod:`jsonschema` against a JSON Schema
 built from the function doc (:func:`arguments_schema`); BFCL's own type names (``dict``, ``float``, ``tuple``,
 ``any``) are mapped to JSON Schema's. ``enum`` is not enforced, because BFCL compares strings case-insensitively.
+
+Two semantics (``semantics=``; the table of every difference is in ``docs/bfcl.md``):
+
+* ``"official"`` — the BFCL AST checker's verdicts bit for bit, for reporting comparable numbers: parallel calls
+  are paired greedily (each expected call, in order, takes the first unused call that fits), as
+  ``parallel_function_checker_no_order`` does;
+* ``"training"`` (the default, for rewards) — the official rules with their known false negatives and false
+  positives fixed: parallel calls paired by a bipartite matching; an integral float (``5.0``) is an ``integer``
+  (as in JSON Schema); a parameter given its documented default (the doc's ``"default"`` or a description's
+  ``Default is 'cm'.`` / ``defaults to 120``) counts as left out, and an optional parameter left out counts as its
+  documented default; strings must also agree on their numbers (sign and decimal point) and powers (``**``/``^``),
+  which BFCL's normal form erases (``"1.5"`` = ``"15"``, ``"x**2"`` = ``"x*2"`` officially).
 """
 
 from __future__ import annotations
@@ -30,9 +42,23 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from mrtpo_sdk.toolcall.parse import ToolCall
+from mrtpo_sdk.toolcall.parse import ToolCall, declines_to_call, response_calls
 
-__all__ = ["CallCheck", "arguments_schema", "check_call", "check_calls", "standardize_string"]
+__all__ = [
+    "SEMANTICS",
+    "CallCheck",
+    "arguments_schema",
+    "ast_correct",
+    "check_call",
+    "check_calls",
+    "documented_default",
+    "standardize_string",
+    "strings_match",
+]
+
+SEMANTICS = ("training", "official")
+"""The checker's semantics: ``training`` (default for rewards) and ``official`` (the BFCL AST checker's verdicts)."""
+_NO_DEFAULT = object()
 
 _JSON_TYPE = {
     "string": "string",
@@ -153,6 +179,7 @@ def check_calls(
     functions: Sequence[Mapping[str, Any]],
     calls: Sequence[ToolCall],
     possible_answer: Sequence[Mapping[str, Mapping[str, Sequence[Any]]]],
+    semantics: str = "training",
 ) -> CallCheck:
     """Check a response's calls against a BFCL possible answer.
 
@@ -161,13 +188,16 @@ def check_calls(
         calls: the parsed calls (:func:`~mrtpo_sdk.toolcall.parse_tool_response`).
         possible_answer: BFCL ``"ground_truth"``: one ``{name: {parameter: [acceptable, ...]}}`` per expected
             call; empty when the right answer is no call (irrelevance).
+        semantics: ``"training"`` (default) or ``"official"`` (module docstring).
 
     Returns:
         a :class:`CallCheck`. Never raises on any calls (they are untrusted).
 
     Raises:
-        ValueError: the possible answer names a function that ``functions`` does not document (a data error).
+        ValueError: the possible answer names a function that ``functions`` does not document (a data error), or
+            ``semantics`` is not one of :data:`SEMANTICS`.
     """
+    _check_semantics(semantics)
     docs = {f.get("name"): f for f in functions}
     expected = [next(iter(a.items())) for a in possible_answer]
     for name, _ in expected:
@@ -182,22 +212,48 @@ def check_calls(
         return CallCheck(True, True)
     if len(calls) != len(expected):
         return CallCheck(False, names_ok, f"{_n(len(calls), 'call')} where {len(expected)} are expected")
-    errors = [[check_call(docs[name], call, (name, ans)) for name, ans in expected] for call in calls]
+    errors = [[check_call(docs[name], call, (name, ans), semantics) for name, ans in expected] for call in calls]
     ok = [[not e for e in row] for row in errors]
-    if _perfect_matching(ok):
+    if (_perfect_matching if semantics == "training" else _greedy_matching)(ok):
         return CallCheck(True, names_ok)
     return CallCheck(False, names_ok, _first_error(calls, expected, errors))
 
 
+def ast_correct(
+    functions: Sequence[Mapping[str, Any]],
+    possible_answer: Sequence[Mapping[str, Mapping[str, Sequence[Any]]]],
+    completion: Any,
+    semantics: str = "training",
+) -> bool:
+    """BFCL's AST verdict on a whole completion: its calls match the possible answer, or, when the right answer is
+    no call (irrelevance), it calls nothing — in the ``training`` semantics only a well-formed response whose think
+    block declines (:func:`~mrtpo_sdk.toolcall.declines_to_call`), in the ``official`` one any text without a
+    ``<tool_call>`` tag. Never raises on any completion."""
+    _check_semantics(semantics)
+    if not possible_answer:
+        return declines_to_call(completion) if semantics == "training" else response_calls(completion) == ()
+    calls = response_calls(completion)
+    return calls is not None and check_calls(functions, calls, possible_answer, semantics).correct
+
+
 def check_call(
-    function: Mapping[str, Any], call: ToolCall, expected: tuple[str, Mapping[str, Sequence[Any]]]
+    function: Mapping[str, Any],
+    call: ToolCall,
+    expected: tuple[str, Mapping[str, Sequence[Any]]],
+    semantics: str = "training",
 ) -> str:
     """Check one call against one expected call; returns ``""`` if it matches, else a noun phrase on why not."""
+    _check_semantics(semantics)
+    training = semantics == "training"
     name, answer = expected
     if call.name != name:
         return f"a call to {call.name!r} where {name!r} is expected"
+    params = function.get("parameters") if isinstance(function.get("parameters"), Mapping) else {}
+    props = params.get("properties") if isinstance(params.get("properties"), Mapping) else {}
+    required = params.get("required") if isinstance(params.get("required"), list) else []
     args = call.arguments
-    props = (function.get("parameters") or {}).get("properties") or {}
+    if training:
+        args = _training_arguments(args, props, required, answer)
     for p in args:
         if p not in props or p not in answer:
             return f"a call to {name!r} with the unexpected parameter {p!r}"
@@ -211,39 +267,194 @@ def check_call(
         return f"a call to {name!r} whose {where} {_short(err.message)}"
     for p, value in args.items():
         spec = props[p] if isinstance(props[p], Mapping) else {}
-        bad = _value_error(value, list(answer[p]), spec)
+        bad = _value_error(value, list(answer[p]), spec, training)
         if bad:
             return f"a call to {name!r} whose parameter {p!r} is {_short(repr(value))}, {bad}"
     for p, acceptable in answer.items():
         if p not in args and "" not in acceptable:
+            if training and p not in required and _default_acceptable(props.get(p), list(acceptable)):
+                continue  # left out, it takes its documented default, which is acceptable
             return f"a call to {name!r} without the parameter {p!r}"
     return ""
+
+
+def _check_semantics(semantics: str) -> None:
+    if semantics not in SEMANTICS:
+        raise ValueError(f"unknown semantics {semantics!r}; choose from {', '.join(SEMANTICS)}")
+
+
+# --------------------------------------------------------------------------- training semantics
+
+
+def _training_arguments(
+    args: Mapping[str, Any], props: Mapping[str, Any], required: Sequence[Any], answer: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The arguments as the training semantics reads them: integral floats of ``integer`` parameters made ints, and
+    parameters given their documented default dropped (as if left out) when leaving them out is acceptable."""
+    out: dict[str, Any] = {}
+    for p, v in args.items():
+        spec = props.get(p) if isinstance(props.get(p), Mapping) else {}
+        v = _integral(v, spec)
+        omissible = p not in required and (p not in answer or "" in list(answer[p]))
+        if omissible and p in props:
+            default = documented_default(spec)
+            if default is not _NO_DEFAULT and _same_value(v, _integral(default, spec), True):
+                continue
+        out[p] = v
+    return out
+
+
+def _integral(v: Any, spec: Mapping[str, Any]) -> Any:
+    t = spec.get("type")
+    if t == "integer" and type(v) is float and v.is_integer() and abs(v) <= 2**53:
+        return int(v)
+    items = spec.get("items") if isinstance(spec.get("items"), Mapping) else {}
+    if t in ("array", "tuple") and items.get("type") == "integer" and isinstance(v, list):
+        return [int(x) if type(x) is float and x.is_integer() and abs(x) <= 2**53 else x for x in v]
+    return v
+
+
+def _default_acceptable(spec: Any, acceptable: list) -> bool:
+    if not isinstance(spec, Mapping):
+        return False
+    default = documented_default(spec)
+    if default is _NO_DEFAULT:
+        return False
+    default = _integral(default, spec)
+    try:
+        return not _value_error(default, acceptable, spec, True)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+_DEFAULT_RE = re.compile(
+    r"\bdefaults?(?:\s+value)?(?:\s+(?:is|to|of))?(?:\s+set\s+to)?\s*[:=]?\s*"
+    r"(?:'([^'\n]{0,200})'|\"([^\"\n]{0,200})\"|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?!\w|\.\d)|(true|false)\b)",
+    re.IGNORECASE,
+)
+
+
+def documented_default(spec: Any) -> Any:
+    """The default a parameter doc documents, or a private "no default" marker.
+
+    The doc's ``"default"`` key (any value, ``None`` included); else the first ``default is 'x'`` / ``defaults to
+    120`` / ``Default: true`` in its description whose value has the parameter's type: a quoted string for
+    ``string``, a number for ``integer``/``float``, ``true``/``false`` for ``boolean``. Unquoted words (``default is
+    for vacuum``, ``Default is none if not provided``) are not read as defaults.
+    """
+    if not isinstance(spec, Mapping):
+        return _NO_DEFAULT
+    if "default" in spec:
+        return _typed_default(spec["default"], spec.get("type"))
+    desc = spec.get("description")
+    t = spec.get("type")
+    if not isinstance(desc, str) or "default" not in desc.lower():
+        return _NO_DEFAULT
+    for m in _DEFAULT_RE.finditer(desc[:2000]):
+        quoted = m.group(1) if m.group(1) is not None else m.group(2)
+        if quoted is not None and t in ("string", "any"):
+            return quoted
+        if m.group(3) is not None and t in ("integer", "float", "number"):
+            text = m.group(3)
+            if t == "integer":
+                return int(text) if text.lstrip("-").isdigit() and len(text) < 19 else _NO_DEFAULT
+            return float(text)
+        if m.group(4) is not None and t == "boolean":
+            return m.group(4).lower() == "true"
+    return _NO_DEFAULT
+
+
+def _typed_default(d: Any, t: Any) -> Any:
+    """A doc's ``"default"`` value in the parameter's type (``"false"`` for a ``boolean`` is ``False``); a value of
+    another type is no default (``None``, Python's "no value", is kept)."""
+    if d is None or t not in _PY_TYPE or t == "any":
+        return d
+    if t == "boolean" and isinstance(d, str) and d.strip().lower() in ("true", "false"):
+        return d.strip().lower() == "true"
+    if t in ("integer", "float", "number") and isinstance(d, str):
+        try:
+            d = float(d) if t != "integer" else int(d.strip())
+        except ValueError:
+            return _NO_DEFAULT
+    ok = {
+        "string": lambda x: isinstance(x, str),
+        "integer": lambda x: type(x) is int,
+        "float": lambda x: type(x) in (int, float),
+        "number": lambda x: type(x) in (int, float),
+        "boolean": lambda x: type(x) is bool,
+        "array": lambda x: isinstance(x, list),
+        "tuple": lambda x: isinstance(x, list),
+        "dict": lambda x: isinstance(x, dict),
+        "object": lambda x: isinstance(x, dict),
+    }[t]
+    return d if ok(d) else _NO_DEFAULT
+
+
+def _same_value(v: Any, d: Any, training: bool) -> bool:
+    if isinstance(v, str) and isinstance(d, str):
+        return strings_match(v, d, training)
+    if isinstance(v, bool) or isinstance(d, bool):
+        return type(v) is type(d) and v == d
+    if isinstance(v, (int, float)) and isinstance(d, (int, float)):
+        return v == d
+    return type(v) is type(d) and v == d
+
+
+_NUMERIC_TOKEN = re.compile(r"\*\*|\^|(?<![0-9A-Za-z_.])-(?=\d)|\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _numeric_signature(s: str) -> tuple[str, ...]:
+    """The numbers (with sign and decimal point) and powers of a string, which BFCL's normal form erases."""
+    out = []
+    for tok in _NUMERIC_TOKEN.findall(_THOUSANDS.sub("", s)):
+        if tok in ("**", "^"):
+            out.append("^")
+        elif tok == "-":
+            out.append("-")
+        else:
+            whole, _, frac = tok.partition(".")
+            whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
+            out.append(f"{whole}.{frac}" if frac else whole)
+    return tuple(out)
+
+
+def strings_match(value: str, acceptable: str, training: bool = True) -> bool:
+    """Whether a string value matches an acceptable one: BFCL's normal form (:func:`standardize_string`) equal, and
+    in the training semantics also the same numbers and powers (``"1.5"`` is not ``"15"``, ``"x**2"`` not ``"x*2"``,
+    ``"-5"`` not ``"5"``; ``"1,000"`` is ``"1000"``, ``"x^2"`` is ``"x**2"``)."""
+    if standardize_string(value) != standardize_string(acceptable):
+        return False
+    return not training or _numeric_signature(value) == _numeric_signature(acceptable)
 
 
 # --------------------------------------------------------------------------- values
 
 
-def _value_error(value: Any, acceptable: list, spec: Mapping[str, Any]) -> str:
+def _value_error(value: Any, acceptable: list, spec: Mapping[str, Any], training: bool = False) -> str:
     doc_type = spec.get("type") if isinstance(spec.get("type"), str) else "any"
     py = _PY_TYPE.get(doc_type, str)
     if doc_type in ("float", "number") and type(value) is int:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer too large for a float equals no acceptable number
+            return f"not one of {_short(repr(acceptable))}"
     answer_type = _answer_type(acceptable)
     variable = (answer_type is not None and answer_type is not py) or type(value) is not py
     if not variable:
         if py is dict:
-            return "" if _dict_ok(value, acceptable) else f"not one of {_short(repr(acceptable))}"
+            return "" if _dict_ok(value, acceptable, training) else f"not one of {_short(repr(acceptable))}"
         items = spec.get("items") if isinstance(spec.get("items"), Mapping) else {}
         if py is list and _PY_TYPE.get(items.get("type")) is dict:
-            return "" if _list_of_dicts_ok(value, acceptable) else f"not one of {_short(repr(acceptable))}"
+            return "" if _list_of_dicts_ok(value, acceptable, training) else f"not one of {_short(repr(acceptable))}"
         if py is str:
-            ok = standardize_string(value) in [standardize_string(a) for a in acceptable if isinstance(a, str)]
+            ok = any(isinstance(a, str) and strings_match(value, a, training) for a in acceptable)
             return "" if ok else f"not one of {_short(repr(acceptable))} (compared ignoring case and spacing)"
         if py is list:
             if doc_type in ("array", "tuple") and items.get("type") and not _items_typed(value, acceptable, items):
                 return f"a list whose items are not of type {items.get('type')}"
-            std = [_std_item(v) for v in value]
-            ok = any(std == [_std_item(v) for v in (a if isinstance(a, list) else [])] for a in acceptable)
+            std = [_std_item(v, training) for v in value]
+            ok = any(std == [_std_item(v, training) for v in (a if isinstance(a, list) else [])] for a in acceptable)
             return "" if ok else f"not one of {_short(repr(acceptable))}"
     return "" if value in acceptable else f"not one of {_short(repr(acceptable))}"
 
@@ -260,34 +471,52 @@ def _items_typed(value: list, acceptable: list, items: Mapping[str, Any]) -> boo
     return False
 
 
-def _std_item(v: Any) -> Any:
-    return standardize_string(v) if isinstance(v, str) else v
+def _std_item(v: Any, training: bool = False) -> Any:
+    if not isinstance(v, str):
+        return v
+    return (standardize_string(v), _numeric_signature(v)) if training else standardize_string(v)
 
 
-def _dict_ok(value: dict, acceptable: list) -> bool:
+def _dict_ok(value: dict, acceptable: list, training: bool = False) -> bool:
     for a in acceptable:
         if not isinstance(a, Mapping):
             continue
-        if all(k in a and _std_item(v) in [_std_item(x) for x in a[k]] for k, v in value.items()) and all(
-            k in value or "" in vals for k, vals in a.items()
-        ):
+        if all(
+            k in a and _std_item(v, training) in [_std_item(x, training) for x in _as_list(a[k])]
+            for k, v in value.items()
+        ) and all(k in value or "" in _as_list(vals) for k, vals in a.items()):
             return True
     return False
 
 
-def _list_of_dicts_ok(value: list, acceptable: list) -> bool:
+def _as_list(x: Any) -> list:
+    return x if isinstance(x, list) else [x]
+
+
+def _list_of_dicts_ok(value: list, acceptable: list, training: bool = False) -> bool:
     for a in acceptable:
         seq = a if isinstance(a, list) else []
         if a == "" and value == []:
             return True
         if len(seq) == len(value) and seq and all(
-            isinstance(v, dict) and _dict_ok(v, [d]) for v, d in zip(value, seq)
+            isinstance(v, dict) and _dict_ok(v, [d], training) for v, d in zip(value, seq)
         ):
             return True
     return False
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _greedy_matching(ok: list[list[bool]]) -> bool:
+    """The official pairing: each expected call ``j``, in order, takes the first unused call that fits it."""
+    used: set[int] = set()
+    for j in range(len(ok[0]) if ok else 0):
+        i = next((i for i in range(len(ok)) if i not in used and ok[i][j]), None)
+        if i is None:
+            return False
+        used.add(i)
+    return True
 
 
 def _perfect_matching(ok: list[list[bool]]) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mrtpo_sdk.errors import MRTPOError
+from mrtpo_sdk.toolcall.check import SEMANTICS
 
 __all__ = [
     "AST_CATEGORIES",
@@ -73,6 +74,8 @@ class BFCLExample:
         functions: the function docs offered (BFCL JSON: ``name``, ``description``, ``parameters``).
         possible_answer: one ``{function_name: {parameter: [acceptable values]}}`` per expected call; ``[]``
             when the right answer is no call.
+        semantics: how the rewards check this example's answers: ``"training"`` (default) or ``"official"`` (the
+            BFCL AST checker's verdicts); chosen with ``--data semantics=official`` (see ``docs/bfcl.md``).
     """
 
     id: str
@@ -80,6 +83,7 @@ class BFCLExample:
     messages: list[dict[str, str]] = field(repr=False)
     functions: list[dict[str, Any]] = field(repr=False)
     possible_answer: list[dict[str, dict[str, list[Any]]]] = field(repr=False)
+    semantics: str = "training"
 
     @property
     def expects_no_call(self) -> bool:
@@ -209,11 +213,13 @@ class DataOption:
     directory: Path | None = None
     categories: tuple[str, ...] | None = None
     max_prompt_chars: int | None = None
+    semantics: str | None = None
 
 
 def parse_data_option(data: str | Path | None) -> DataOption:
     """Parse ``--data``: comma-separated items, each a category (or ``all``), ``max_prompt_chars=N`` (0 = no
-    limit), or a BFCL data directory. Example: ``--data live_simple,live_multiple,max_prompt_chars=0``.
+    limit), ``semantics=training|official`` (how the rewards check answers; default ``training``), or a BFCL data
+    directory. Example: ``--data live_simple,live_multiple,max_prompt_chars=0,semantics=official``.
 
     Raises:
         BFCLDataError: an item is none of these, or two directories are given.
@@ -225,6 +231,7 @@ def parse_data_option(data: str | Path | None) -> DataOption:
     directory: Path | None = None
     cats: list[str] = []
     limit: int | None = None
+    semantics: str | None = None
     for item in (x.strip() for x in str(data).split(",")):
         if not item:
             continue
@@ -237,6 +244,10 @@ def parse_data_option(data: str | Path | None) -> DataOption:
             if not value.isdigit():
                 raise BFCLDataError(f"--data: max_prompt_chars needs a whole number of characters, got {value!r}")
             limit = int(value)
+        elif item.startswith("semantics="):
+            semantics = item.partition("=")[2]
+            if semantics not in SEMANTICS:
+                raise BFCLDataError(f"--data: semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
         elif Path(item).expanduser().is_dir():
             if directory is not None:
                 raise BFCLDataError(f"--data names two directories ({directory}, {item}); give one")
@@ -244,6 +255,6 @@ def parse_data_option(data: str | Path | None) -> DataOption:
         else:
             raise BFCLDataError(
                 f"--data item {item!r} is neither a BFCL category ({', '.join(CATEGORIES)}, all), "
-                f"max_prompt_chars=N, nor an existing BFCL data directory"
+                f"max_prompt_chars=N, semantics=training|official, nor an existing BFCL data directory"
             )
-    return DataOption(directory, resolve_categories(cats) if cats else None, limit)
+    return DataOption(directory, resolve_categories(cats) if cats else None, limit, semantics)

@@ -16,7 +16,8 @@ The format, as real tool-calling models (Qwen, Hermes) write it::
   contains none of the four tags;
 * then only whitespace and ``<tool_call>`` … ``</tool_call>`` blocks, one per call, zero when no function fits;
 * each call block holds one JSON object with exactly the keys ``"name"`` (a non-empty string) and
-  ``"arguments"`` (an object), strict JSON (no ``NaN``/``Infinity``, no duplicate keys).
+  ``"arguments"`` (an object), strict JSON (no ``NaN``/``Infinity``, no number too large for a float such as
+  ``1e400``, no duplicate keys).
 
 Model output is untrusted: :func:`parse_tool_response` never raises on any ``str``, runs in time linear in the
 text, refuses texts over :data:`MAX_RESPONSE_CHARS` and JSON nested deeper than :data:`MAX_JSON_DEPTH` with an
@@ -38,6 +39,7 @@ __all__ = [
     "THINK_OPEN",
     "ParsedResponse",
     "ToolCall",
+    "declines_to_call",
     "parse_tool_response",
     "render_call",
     "render_calls",
@@ -230,7 +232,9 @@ def _json_value(s: str, start: int) -> tuple[Any, int, str]:
         return None, n, "whose JSON object is never closed"
     end = i + 1
     try:
-        value = json.loads(s[start:end], object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        value = json.loads(
+            s[start:end], object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant, parse_float=_finite_float
+        )
     except (ValueError, RecursionError, TypeError) as exc:
         msg = str(exc).split(":")[0][:80] if not isinstance(exc, RecursionError) else "nesting too deep"
         return None, end, f"that is not valid JSON ({msg})"
@@ -248,6 +252,13 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:20]} is too large for a float")
+    return value
 
 
 def _to_call(value: Any) -> tuple[ToolCall | None, str]:
@@ -288,3 +299,14 @@ def render_calls(calls: list[ToolCall] | tuple[ToolCall, ...], think: str | None
     parts = [f"{THINK_OPEN}\n{think.strip()}\n{THINK_CLOSE}"] if think is not None else []
     parts.extend(render_call(c) for c in calls)
     return "\n".join(parts)
+
+
+def declines_to_call(text: Any) -> bool:
+    """Whether a response declines to call any function, in the format: it is well formed (:func:`parse_tool_response`
+    finds no flaw), makes no call, and its think block holds some reasoning (a letter or digit).
+
+    The training semantics' "no call" for irrelevance questions: empty text, junk, a plain-text answer, a call written
+    in another syntax (``f(x=1)``), a truncated response or an empty ``<think></think>`` do not decline.
+    """
+    parsed = parse_tool_response(text)
+    return parsed.ok and parsed.calls == () and parsed.think is not None and any(c.isalnum() for c in parsed.think)

@@ -4,10 +4,13 @@ Written by `mrtpo-sdk new` from the tool-calling template (the format of the bun
 
 * ``tool_format``     — one leading <think> block, then only well-formed <tool_call> blocks; the block states that
   format (and this response's flaw);
-* ``function_choice`` — the response calls the expected functions (any order); the block is a response naming the
-  right functions, with empty arguments;
+* ``function_choice`` — the response calls the expected functions (any order), or, when the right answer is no call
+  (``"possible_answer": []``), declines in the format (a think block of reasoning, no call); the block is a
+  response naming the right functions, with empty arguments;
 * ``arguments``       — the calls match the possible answers (names, required parameters, types, acceptable
-  values); the block is the reference response in exactly the format the policy must produce.
+  values; documented defaults count as left out, ``5.0`` is an integer — the ``training`` semantics of
+  ``check_calls``, see docs/bfcl.md); the block is the reference response in exactly the format the policy must
+  produce.
 
 Data: template_task.jsonl, one JSON object per line: "id", "question", "functions" (BFCL function docs) and
 "possible_answer" (BFCL form: a list of {function: {parameter: [acceptable values]}}, "" marks an optional
@@ -21,6 +24,7 @@ from pathlib import Path
 from mrtpo_sdk import MRTPOError, Result, Task, verifier
 from mrtpo_sdk.toolcall import (
     FORMAT_RULE,
+    ast_correct,
     check_calls,
     function_choice_block,
     parse_tool_response,
@@ -70,18 +74,22 @@ def tool_format(example, completion):
 @verifier(kind="reference")
 def function_choice(example, completion):
     # Block rule 1: only what this reward checks (which functions), not the arguments too.
-    calls = response_calls(completion)
-    chosen = (
-        calls is not None and check_calls(example["functions"], calls, example["possible_answer"]).functions_correct
-    )
+    if not example["possible_answer"]:  # no call is right: only a well-formed, reasoned decline earns 1
+        chosen = ast_correct(example["functions"], [], completion)
+    else:
+        calls = response_calls(completion)
+        chosen = (
+            calls is not None
+            and check_calls(example["functions"], calls, example["possible_answer"]).functions_correct
+        )
     return Result(float(chosen), function_choice_block(example["possible_answer"]))
 
 
 @verifier(kind="reference")
 def arguments(example, completion):
     # Block rule 5: the reference in the policy's format: same tags, JSON argument types as the docs declare.
-    calls = response_calls(completion)
-    correct = calls is not None and check_calls(example["functions"], calls, example["possible_answer"]).correct
+    # ast_correct: the calls match; for a no-call answer, a well-formed decline (never empty or junk text)
+    correct = ast_correct(example["functions"], example["possible_answer"], completion)
     return Result(float(correct), reference(example))
 
 

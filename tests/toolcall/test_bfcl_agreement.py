@@ -14,12 +14,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def result():
+def _compare(semantics):
     spec = importlib.util.spec_from_file_location("bfcl_compare", ROOT / "benchmarks" / "bfcl_agreement" / "compare.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.compare()
+    return module.compare(semantics=semantics)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return _compare("official")
+
+
+@pytest.fixture(scope="module")
+def training():
+    return _compare("training")
 
 
 def test_verdict_file_covers_the_perturbations(result):
@@ -37,12 +46,24 @@ def test_verdict_file_covers_the_perturbations(result):
         "live_parallel_multiple", "irrelevance", "live_irrelevance"}
 
 
-def test_agreement_at_least_99_percent(result):
-    assert result["agree"] / result["n"] >= 0.99
+def test_official_semantics_agrees_on_every_response(result):
+    # the official semantics pairs parallel calls greedily, as parallel_function_checker_no_order does
+    assert result["semantics"] == "official"
+    assert (result["agree"], result["n"]) == (3944, 3944)
+    doc = (ROOT / "docs" / "bfcl.md").read_text(encoding="utf-8")
+    assert "| committed subset (CI), `official` | 3,944 | 1,403 | 3,944 / 3,944 = **100%** |" in doc
 
 
-def test_every_disagreement_is_documented(result):
+def test_training_departures_are_the_documented_ones(training):
+    # training accepts more, never less, on these responses: integral floats for integers, and the one parallel
+    # question whose greedy pairing fails although a one-to-one pairing exists
+    assert training["agree"] == 3848
+    assert all(r["ours"] and not r["official_valid"] for r in training["disagreements"])
+    kinds = Counter(r["kind"] for r in training["disagreements"])
+    assert kinds == {"int_as_float": 90, "list_int_as_float": 2, "reorder_permutation": 2, "reorder_reverse": 1,
+                     "reorder_rotate": 1}
+    assert {r["id"] for r in training["disagreements"] if r["kind"].startswith("reorder")} == {"parallel_178"}
     doc = (ROOT / "docs" / "bfcl.md").read_text(encoding="utf-8")
     listed = Counter(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", doc, flags=re.MULTILINE))
-    found = Counter((r["id"], r["kind"]) for r in result["disagreements"])
+    found = Counter((r["id"], r["kind"]) for r in training["disagreements"] if r["kind"].startswith("reorder"))
     assert found == listed

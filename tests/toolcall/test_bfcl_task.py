@@ -1,5 +1,6 @@
 """tasks/bfcl.py: examples, prompt, reference, and the three verifiers' rewards and blocks on fixed examples."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,10 @@ def test_blocks_irrelevance(task, examples):
     assert choice.block == "<think>\nNone of the offered functions fits this request, so no function is called.\n</think>"
     call = f'<think>\nx\n</think>\n<tool_call>\n{{"name": "{e.functions[0]["name"]}", "arguments": {{}}}}\n</tool_call>'
     assert [r.reward for r in task.score(e, call) if r] == [1.0, 0.0]
-    # a plain-text refusal makes no call (right choice) but breaks the format
+    # a plain-text refusal breaks the format, so it is not a decline (training); officially it calls nothing
     fmt, choice, _ = task.score(e, "Sorry, I cannot do that.")
+    assert (fmt.reward, choice.reward) == (0.0, 0.0)
+    fmt, choice, _ = task.score(replace(e, semantics="official"), "Sorry, I cannot do that.")
     assert (fmt.reward, choice.reward) == (0.0, 1.0)
 
 

@@ -53,7 +53,8 @@ def test_right_call():
         ({"base": 10, "height": 5.0, "unit": "CM"}, True, ""),  # strings ignore case
         ({"base": 10, "height": 5.0, "unit": " c-m."}, True, ""),  # ... and spaces/punctuation
         ({"base": 10, "height": 5.0, "exact": False}, True, ""),
-        ({"base": 10.0, "height": 5.0}, False, "a call to 'calculate_triangle_area' whose base 10.0 is not of type 'integer'"),
+        ({"base": 10.0, "height": 5.0}, True, ""),  # training: an integral float is an integer (JSON Schema)
+        ({"base": 10.5, "height": 5.0}, False, "a call to 'calculate_triangle_area' whose base 10.5 is not of type 'integer'"),
         ({"base": True, "height": 5.0}, False, "a call to 'calculate_triangle_area' whose base True is not of type 'integer'"),
         ({"base": "10", "height": 5.0}, False, "a call to 'calculate_triangle_area' whose base '10' is not of type 'integer'"),
         ({"base": 11, "height": 5.0}, False, "a call to 'calculate_triangle_area' whose parameter 'base' is 11, not one of [10]"),
@@ -68,6 +69,11 @@ def test_arguments(args, correct, error):
     c = verdict([("calculate_triangle_area", args)])
     assert (c.correct, c.error) == (correct, error)
     assert c.functions_correct
+
+
+def test_official_semantics_refuses_an_integral_float_for_an_integer():
+    c = check_calls(FUNCS, [ToolCall("calculate_triangle_area", {"base": 10.0, "height": 5.0})], AREA_ANSWER, "official")
+    assert (c.correct, c.error) == (False, "a call to 'calculate_triangle_area' whose base 10.0 is not of type 'integer'")
 
 
 def test_parameter_in_answer_but_not_optional_must_be_given():
@@ -106,6 +112,8 @@ def test_parallel_calls_any_order_with_a_full_matching():
     # paris fits both expected calls: BFCL's greedy first-fit gives it to the first one and then finds nothing for
     # the second; the matching (london -> first, paris -> second) exists, so the response is right
     assert verdict([paris, london], PARALLEL).correct
+    official = check_calls(FUNCS, [ToolCall(*paris), ToolCall(*london)], PARALLEL, "official")
+    assert not official.correct and official.functions_correct  # the official semantics pairs greedily
     paris_days = ("weather.get", {"city": "Paris", "days": [1, 2]})
     assert verdict([paris, paris_days], PARALLEL).correct
     c = verdict([paris_days, paris_days], PARALLEL)  # the second expected call takes no days
@@ -119,7 +127,9 @@ def test_list_and_dict_values():
     assert verdict([("weather.get", ok)], answer).correct
     assert verdict([("weather.get", {"city": "paris", "days": [1, 2], "options": {"alerts": True}})], answer).correct
     assert not verdict([("weather.get", {**ok, "days": [2, 1]})], answer).correct  # order of a list matters
-    assert not verdict([("weather.get", {**ok, "days": [1.0, 2.0]})], answer).correct  # item type
+    assert not verdict([("weather.get", {**ok, "days": [1.5, 2.0]})], answer).correct  # item type
+    assert verdict([("weather.get", {**ok, "days": [1.0, 2.0]})], answer).correct  # integral floats are integers
+    assert not check_calls(FUNCS, [ToolCall("weather.get", {**ok, "days": [1.0, 2.0]})], answer, "official").correct
     assert not verdict([("weather.get", {**ok, "options": {"units": "metric"}})], answer).correct  # alerts required
     assert not verdict([("weather.get", {**ok, "options": {"alerts": True, "x": 1}})], answer).correct
     assert not verdict([("weather.get", {**ok, "days": "[1, 2]"})], answer).correct
