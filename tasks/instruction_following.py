@@ -2,7 +2,9 @@
 
 Each prompt is a base instruction plus 1-4 constraint sentences (IFEval's 25 types in train/validation; 12 held-out
 IFBench-style types in the ``unseen`` split). Verifier ``constraint_j`` scores the example's j-th constraint with the
-IFEval reference semantics (strict) and returns ``None`` when the example has fewer than j constraints. The
+``training`` semantics (strict; each checker agrees with its prompt sentence, copies of the prompt earn nothing) and
+returns ``None`` when the example has fewer than j constraints; ``ifeval_accuracy`` also reports IFEval's own
+(``official``) verdicts, strict and loose. The
 information is already in the prompt (spec §3): ``P_all = P_0`` and ``P_\\k`` is the prompt with constraint k's
 sentence left out.
 

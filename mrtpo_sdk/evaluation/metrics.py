@@ -35,7 +35,13 @@ def execution_accuracy(reward: str = "result_match") -> Metrics:
 
 
 def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
-    """IFEval's strict accuracies over the slot rewards ``constraint_1..K`` (those that apply to each prompt)."""
+    """IFEval's accuracies over the slot rewards ``constraint_1..K`` (those that apply to each prompt).
+
+    ``prompt_level_strict_acc`` / ``inst_level_strict_acc`` come from the rewards (``training`` semantics with the
+    bundled verifiers). When the records carry their :class:`~mrtpo_sdk.instructions.IFExample`, the completions are
+    also scored in IFEval's loose mode (``*_loose_acc``) and with IFEval's own verdicts (``*_acc_official``, strict
+    and loose), the numbers comparable with published IFEval results.
+    """
 
     def metrics(records: Sequence[Any]) -> dict[str, float | None]:
         prompt_level, followed, total = [], 0, 0
@@ -45,10 +51,32 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
                 prompt_level.append(float(all(flags)))
                 followed += sum(flags)
                 total += len(flags)
-        return {
+        out: dict[str, float | None] = {
             "prompt_level_strict_acc": _mean(prompt_level),
             "inst_level_strict_acc": followed / total if total else None,
         }
+        from mrtpo_sdk.instructions import IFExample, check, echoes_of
+
+        scored = [r for r in records if isinstance(r.example, IFExample) and r.example.constraints]
+        if not scored:
+            return out
+        for name, semantics, loose in (
+            ("loose_acc", "training", True),
+            ("strict_acc_official", "official", False),
+            ("loose_acc_official", "official", True),
+        ):
+            prompts, inst = [], []
+            for r in scored:
+                echoes = echoes_of(r.example) if semantics == "training" else ()
+                flags = [
+                    check(c.id, c.kwargs, r.completion, semantics=semantics, loose=loose, echoes=echoes)
+                    for c in r.example.constraints
+                ]
+                prompts.append(float(all(flags)))
+                inst.extend(float(f) for f in flags)
+            out[f"prompt_level_{name}"] = _mean(prompts)
+            out[f"inst_level_{name}"] = _mean(inst)
+        return out
 
     return metrics
 

@@ -1,7 +1,8 @@
 """Verifiable instruction constraints: IFEval's 25 types, 12 held-out IFBench-style types, prompts, data, verifiers.
 
-* :func:`check` / :func:`describe` — a constraint's checker (pure function of kwargs and response, IFEval strict)
-  and the sentence the prompt carries; :func:`constraint_ids`, :func:`get_constraint` — the registry, keyed by IFEval
+* :func:`check` / :func:`describe` — a constraint's checker (pure function of kwargs and response; ``semantics=
+  "training"`` by default, ``"official"`` for IFEval's verdicts; ``loose=True`` for IFEval's loose mode) and the
+  sentence the prompt carries; :func:`constraint_ids`, :func:`get_constraint` — the registry, keyed by IFEval
   instruction ids (``"keywords:existence"``, ``"length_constraints:number_words"``, ...). Unknown ids raise
   :class:`UnknownConstraintError`.
 * :class:`Constraint`, :class:`IFExample` and :func:`compose_prompt` — an example is a base instruction plus 1-4
@@ -19,6 +20,7 @@ from mrtpo_sdk.instructions._registry import (
     CONSTRAINTS,
     LANGUAGE_NAMES,
     RELATIONS,
+    SEMANTICS,
     ConstraintKwargsError,
     ConstraintType,
     UnknownConstraintError,
@@ -46,6 +48,7 @@ from mrtpo_sdk.instructions.verifiers import (
     constraint_type_verifier,
     constraint_verifier,
     constraint_verifiers,
+    echoes_of,
     prompt_without,
     slot_of,
 )
@@ -64,6 +67,7 @@ __all__ = [
     "constraint_type_verifier",
     "constraint_verifier",
     "constraint_verifiers",
+    "echoes_of",
     "example_from_json",
     "example_to_json",
     "load_examples_jsonl",
@@ -74,6 +78,7 @@ __all__ = [
     "slot_of",
     "LANGUAGE_NAMES",
     "RELATIONS",
+    "SEMANTICS",
     "ConstraintKwargsError",
     "ConstraintType",
     "UnknownConstraintError",

@@ -17,7 +17,14 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["count_words", "count_sentences", "sentence_spans", "word_tokens", "detect_language"]
+__all__ = [
+    "count_words",
+    "count_sentences",
+    "sentence_spans",
+    "word_tokens",
+    "count_upper_tokens",
+    "detect_language",
+]
 
 _WORD = re.compile(r"\w+")
 
@@ -62,6 +69,24 @@ def word_tokens(text: str) -> list[str]:
     """``nltk.word_tokenize(text)``: Punkt sentences, then the Treebank word tokenizer on each."""
     tok = _treebank()
     return [t for sent in _punkt().tokenize(text) for t in tok.tokenize(sent)]
+
+
+def _upper_tokens(sentence: str) -> int:
+    return sum(1 for t in _treebank().tokenize(sentence) if t.isupper())
+
+
+_cached_upper_tokens = functools.lru_cache(maxsize=4096)(_upper_tokens)
+
+
+def _upper_tokens_in_sentence(sentence: str) -> int:
+    # the cache holds short sentences only (at most ~4096 x 512 characters)
+    return _cached_upper_tokens(sentence) if len(sentence) <= 512 else _upper_tokens(sentence)
+
+
+def count_upper_tokens(text: str) -> int:
+    """``sum(t.isupper() for t in word_tokens(text))``, fast: a sentence with no upper-case character has no
+    upper-case token and is not tokenized; repeated sentences are tokenized once."""
+    return sum(_upper_tokens_in_sentence(s) for s in _punkt().tokenize(text) if any(map(str.isupper, s)))
 
 
 def detect_language(text: str) -> str | None:

@@ -10,6 +10,10 @@ Source: google-research IFEval as shipped in lm-eval's ``ifeval`` task (``instru
   metacharacters (never the case in IFEval's data);
 * JSON nested too deeply for Python's parser counts as not JSON; the reference raises ``RecursionError``;
 * language detection is seeded (``DetectorFactory.seed = 0``); the reference is unseeded.
+* Punkt-based checks (sentences, capital words) on a response over 100,000 characters are not followed; the reference
+  runs for seconds there and raises NLTK's ``TimeoutError`` further on (``punkt_time_limit``).
+
+These are the ``official`` semantics; the ``training`` checkers (the rewards' default) are in :mod:`._training`.
 
 Patterns that backtrack quadratically in the reference on adversarial text (``^\\s*\\*`` over runs of blank lines,
 ``\\[.*?\\]`` over runs of ``[``, ``<<[^\\n]+>>``) are replaced by linear scans that give the same counts.
@@ -24,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._registry import LANGUAGE_NAMES, register
-from ._text import count_sentences, count_words, detect_language, word_tokens
+from ._text import count_sentences, count_upper_tokens, count_words, detect_language
 
 __all__ = ["CONSTRAINED_RESPONSE_OPTIONS", "count_bullets", "count_placeholders", "has_title", "compare"]
 
@@ -466,7 +470,7 @@ def startend_quotation(kw: Mapping[str, Any], response: str) -> bool:
 )
 def change_case_capital_word_frequency(kw: Mapping[str, Any], response: str) -> bool:
     """Tokens of ``nltk.word_tokenize`` that are upper case (``str.isupper``) compared to n."""
-    n = sum(1 for t in word_tokens(response) if t.isupper())
+    n = count_upper_tokens(response)
     return compare(n, kw["capital_relation"], kw["capital_frequency"])
 
 

@@ -309,7 +309,12 @@ def build_reference(
     failing: list[str] = []
     for n in _SIZES:
         text = _render(cons, topic, n, variant)
-        failing = [cid for cid, kw in cons.items() if not check(cid, kw, text)]
+        # both semantics: the reference earns the training reward and IFEval's verdict
+        failing = [
+            cid
+            for cid, kw in cons.items()
+            if not (check(cid, kw, text) and check(cid, kw, text, semantics="official"))
+        ]
         if not failing:
             return text
     raise ReferenceError(f"no reference satisfies {failing} together with the other constraints")

@@ -96,8 +96,15 @@ def line_count(kw: Mapping[str, Any], response: str) -> bool:
 )
 def numbered_list(kw: Mapping[str, Any], response: str) -> bool:
     """The lines that start with ``N.`` or ``N)`` are numbered exactly 1..n in order."""
-    found = [int(m.group(1)) for m in _NUMBERED_ITEM.finditer(response)]
+    found = [_item_number(m.group(1)) for m in _NUMBERED_ITEM.finditer(response)]
     return found == list(range(1, kw["num_items"] + 1))
+
+
+def _item_number(digits: str) -> int:
+    # int() of a run of more than 4,300 digits raises ValueError (Python's int/str limit): such a run, once its
+    # leading zeros are dropped, is no small item number
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else -1
 
 
 @register(

@@ -16,10 +16,17 @@ from typing import Any
 
 from ..errors import MRTPOError
 from ..verifier import Result, Verifier
-from ._registry import check, get_constraint
+from ._registry import SEMANTICS, check, get_constraint
 from .data import IFExample
 
-__all__ = ["constraint_verifier", "constraint_verifiers", "constraint_type_verifier", "prompt_without", "slot_of"]
+__all__ = [
+    "constraint_verifier",
+    "constraint_verifiers",
+    "constraint_type_verifier",
+    "echoes_of",
+    "prompt_without",
+    "slot_of",
+]
 
 _SLOT = re.compile(r"constraint_([1-9][0-9]*)")
 
@@ -33,8 +40,31 @@ def _as_example(example: Any, where: str) -> IFExample:
     return example
 
 
-def constraint_verifier(j: int, *, weight: float = 1.0) -> Verifier:
+def echoes_of(example: IFExample) -> tuple[str, ...]:
+    """The example's own prompt texts (the prompt, its base instruction, each located constraint sentence): under
+    ``training`` semantics a completion earns nothing for pasting them back."""
+    texts = [example.prompt, example.base or ""]
+    texts += [example.sentence(k) for k in range(len(example.constraints))]
+    return tuple(t for t in texts if t)
+
+
+def _semantics(semantics: str) -> str:
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {list(SEMANTICS)}, got {semantics!r}")
+    return semantics
+
+
+def _score(ex: IFExample, k: int, completion: str, semantics: str, loose: bool) -> Result:
+    c = ex.constraints[k]
+    echoes = echoes_of(ex) if semantics == "training" else ()
+    followed = check(c.id, c.kwargs, completion, semantics=semantics, loose=loose, echoes=echoes)
+    return Result(float(followed), ex.sentence(k))
+
+
+def constraint_verifier(j: int, *, weight: float = 1.0, semantics: str = "training", loose: bool = False) -> Verifier:
     """The verifier ``constraint_j`` (1-based) for an example's j-th constraint.
+
+    ``semantics``: ``"training"`` (default) or ``"official"`` (IFEval's verdicts); ``loose``: IFEval's loose mode.
 
     Returns ``Result(1.0 | 0.0, block)`` with the block = the constraint's sentence in the prompt (``""`` when the
     loader could not locate it), or ``None`` when the example has fewer than ``j`` constraints.
@@ -44,22 +74,24 @@ def constraint_verifier(j: int, *, weight: float = 1.0) -> Verifier:
     """
     if not isinstance(j, int) or j < 1:
         raise ValueError(f"constraint slot must be an integer >= 1, got {j!r}")
+    _semantics(semantics)
 
     def score(example: Any, completion: str) -> Result | None:
         ex = _as_example(example, f"constraint_{j}")
         if j > len(ex.constraints):
             return None
-        c = ex.constraints[j - 1]
-        return Result(float(check(c.id, c.kwargs, completion)), ex.sentence(j - 1))
+        return _score(ex, j - 1, completion, semantics, loose)
 
     score.__name__ = f"constraint_{j}"
-    score.__doc__ = f"Reward 1 if the completion follows the example's constraint {j} (IFEval strict), else 0."
+    score.__doc__ = f"Reward 1 if the completion follows the example's constraint {j} ({semantics} semantics), else 0."
     return Verifier(score, name=f"constraint_{j}", weight=weight, kind="constraint")
 
 
-def constraint_verifiers(k: int = 4, *, weight: float = 1.0) -> list[Verifier]:
+def constraint_verifiers(
+    k: int = 4, *, weight: float = 1.0, semantics: str = "training", loose: bool = False
+) -> list[Verifier]:
     """``[constraint_1, ..., constraint_k]`` (see :func:`constraint_verifier`)."""
-    return [constraint_verifier(j, weight=weight) for j in range(1, k + 1)]
+    return [constraint_verifier(j, weight=weight, semantics=semantics, loose=loose) for j in range(1, k + 1)]
 
 
 def slot_of(verifier_name: str) -> int:
@@ -84,20 +116,23 @@ def prompt_without(example: Any, verifier_name: str) -> str:
     return ex.prompt if k >= len(ex.constraints) else ex.prompt_without(k)
 
 
-def constraint_type_verifier(cid: str, *, weight: float = 1.0, name: str | None = None) -> Verifier:
+def constraint_type_verifier(
+    cid: str, *, weight: float = 1.0, name: str | None = None, semantics: str = "training", loose: bool = False
+) -> Verifier:
     """A verifier for constraint type ``cid``: scores the example's constraint of that type, ``None`` if it has none.
 
     Raises:
         UnknownConstraintError: ``cid`` is not registered.
     """
     get_constraint(cid)
+    _semantics(semantics)
     vname = name or re.sub(r"\W", "_", cid)
 
     def score(example: Any, completion: str) -> Result | None:
         ex = _as_example(example, vname)
         for k, c in enumerate(ex.constraints):
             if c.id == cid:
-                return Result(float(check(c.id, c.kwargs, completion)), ex.sentence(k))
+                return _score(ex, k, completion, semantics, loose)
         return None
 
     score.__name__ = vname

@@ -38,7 +38,7 @@ def test_agrees_with_reference_except_documented_deviations(corpus) -> None:
     _, rows = corpus
     disagree = []
     for r in rows:
-        ours = check(r["id"], r["kwargs"], r["response"])
+        ours = check(r["id"], r["kwargs"], r["response"], semantics="official")
         if ours != r["reference"]:
             disagree.append(r)
     undocumented = [(r["n"], r["id"], r["kwargs"], r["response"][:80]) for r in disagree if r["deviation"] is None]
@@ -53,10 +53,10 @@ def test_documented_deviations_are_what_the_docs_say(corpus) -> None:
     # the reference crashes on JSON nested deeper than Python's recursion limit; ours says "not JSON"
     deep = [r for r in rows if r["deviation"] == "json_nesting_depth"]
     assert deep and all(r["reference"] == "error:RecursionError" for r in deep)
-    assert not any(check(r["id"], r["kwargs"], r["response"]) for r in deep)
+    assert not any(check(r["id"], r["kwargs"], r["response"], semantics="official") for r in deep)
     # keywords are literal here, regular expressions there: "a.b" does not match "axb" here
-    assert check("keywords:existence", {"keywords": ["a.b"]}, "I like axb") is False
-    assert check("keywords:existence", {"keywords": ["a.b"]}, "I like a.b") is True
+    assert check("keywords:existence", {"keywords": ["a.b"]}, "I like axb", semantics="official") is False
+    assert check("keywords:existence", {"keywords": ["a.b"]}, "I like a.b", semantics="official") is True
     doc = (Path(__file__).parents[2] / "docs" / "instruction_following.md").read_text(encoding="utf-8")
     for name in DOCUMENTED:
         assert name in doc

@@ -1,12 +1,18 @@
-"""Checker semantics at the edges (IFEval strict), and the linear scans against the reference regexes."""
+"""Official checker semantics at the edges (IFEval strict), and the linear scans against the reference regexes.
+
+(The training semantics, where they differ, are tested in test_adversarial.py.)"""
 
 from __future__ import annotations
 
 import random
 import re
 
-from mrtpo_sdk.instructions import check
+from functools import partial
+
+from mrtpo_sdk.instructions import check as _check
 from mrtpo_sdk.instructions.ifeval import count_bullets, count_placeholders, has_title
+
+check = partial(_check, semantics="official")
 
 
 def test_word_and_sentence_counts_follow_ifeval() -> None:

@@ -128,3 +128,41 @@ def test_data_flag_reads_ifeval_jsonl_and_warns_about_unlocated_constraints(task
     assert task.score(snow, '"Snow falls."')[0].block == ""  # unlocated: no block, never replayed
     assert task.score(snow, '"Snow falls."')[0].reward == 1.0
     assert task.score(rain, task.reference_completion(rain))[0].reward == 1.0
+
+
+def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None:
+    from mrtpo_sdk.evaluation import EvalRecord, ifeval_accuracy
+    from mrtpo_sdk.instructions import check, constraint_verifiers
+
+    # loose mode (IFEval's): a last line after the phrase, or "*" emphasis around it, no longer fails
+    end, kw = "startend:end_checker", {"end_phrase": "Any other questions?"}
+    for text in ("Tea is hot. Any other questions?\nHope this helps", "Tea is hot. *Any other questions?*"):
+        assert not check(end, kw, text, semantics="official")
+        assert check(end, kw, text, semantics="official", loose=True)
+        assert check(end, kw, text, loose=True)
+    title = "detectable_format:title"
+    assert check(title, {}, "Intro line\n<<Tea>>\nText.", loose=True)
+    with pytest.raises(ValueError, match="semantics"):
+        check(title, {}, "<<Tea>>", semantics="lenient")
+    with pytest.raises(ValueError, match="semantics"):
+        constraint_verifiers(2, semantics="lenient")
+    # the task's rewards are training semantics: the prompt pasted back earns nothing
+    bullets = ("detectable_format:number_bullet_lists", {"num_bullets": 2})
+    ex = compose_example("m", "Write about tea.", [(title, {}), bullets])
+    assert [r.reward for r in task.score(ex, ex.prompt)[:2]] == [0.0, 0.0]
+    assert [v.score(ex, ex.prompt).reward for v in constraint_verifiers(2, semantics="official")] == [1.0, 1.0]
+    # ifeval_accuracy adds loose and official variants when the records carry their examples
+    good = task.reference_completion(ex)
+    recs = [
+        EvalRecord("m", 0, ex.prompt, {f"constraint_{j + 1}": r.reward if r else None for j, r in
+                                       enumerate(task.score(ex, ex.prompt))}, 1, example=ex),
+        EvalRecord("m", 1, good, {f"constraint_{j + 1}": r.reward if r else None for j, r in
+                                  enumerate(task.score(ex, good))}, 1, example=ex),
+    ]  # fmt: skip
+    out = ifeval_accuracy()(recs)
+    assert out == {
+        "prompt_level_strict_acc": 0.5, "inst_level_strict_acc": 0.5,
+        "prompt_level_loose_acc": 0.5, "inst_level_loose_acc": 0.5,
+        "prompt_level_strict_acc_official": 1.0, "inst_level_strict_acc_official": 1.0,
+        "prompt_level_loose_acc_official": 1.0, "inst_level_loose_acc_official": 1.0,
+    }  # fmt: skip
