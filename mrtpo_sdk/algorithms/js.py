@@ -29,9 +29,37 @@ from torch import Tensor
 
 from ._checks import as_bool_mask, compute_dtype, require_float, require_float_scalar, require_tensor
 
-__all__ = ["js_distance_from_logits", "chunked_js_distance"]
+__all__ = ["js_distance_from_logits", "chunked_js_distance", "js_chunk_size_for_budget", "DEFAULT_JS_MEMORY_BYTES"]
 
 _LN2 = math.log(2.0)
+
+DEFAULT_JS_MEMORY_BYTES = 1 << 30
+"""Default memory budget of one JS chunk (1 GiB): the chunk size is chosen so that its temporaries fit."""
+
+# Live (chunk, V) tensors at the peak of one chunk: the two projected logit rows, the two log-softmaxes and the
+# temporaries of _js_from_logprobs (M, a, h, the large-a branch, masks). Measured with benchmarks/bench_js.py and
+# benchmarks/bench_replay.py (peak extra / (chunk * V * 4 bytes) ~ 11-13); 14 leaves a margin.
+_JS_TEMPORARIES = 14
+
+
+def js_chunk_size_for_budget(vocab_size: int, memory_bytes: int = DEFAULT_JS_MEMORY_BYTES,
+                             dtype: torch.dtype = torch.float32, max_chunk: int = 8192) -> int:
+    """Tokens per JS chunk whose temporaries fit ``memory_bytes``: ``memory_bytes // (14 * V * itemsize)``,
+    clamped to ``[1, max_chunk]``. Source: spec §4 (full-vocabulary JS), memory-bounded.
+
+    Args:
+        vocab_size: V, the vocabulary size (>= 1).
+        memory_bytes: budget for one chunk's ``(chunk, V)`` temporaries (> 0).
+        dtype: compute dtype of the JS (float32, or float64 for float64 models).
+        max_chunk: upper clamp (very small vocabularies).
+
+    Raises:
+        ValueError: non-positive ``vocab_size`` or ``memory_bytes``.
+    """
+    if vocab_size < 1 or memory_bytes < 1:
+        raise ValueError(f"vocab_size and memory_bytes must be >= 1, got {vocab_size} and {memory_bytes}")
+    itemsize = torch.finfo(dtype).bits // 8
+    return int(max(1, min(max_chunk, memory_bytes // (_JS_TEMPORARIES * vocab_size * itemsize))))
 
 
 def _js_from_logprobs(logp: Tensor, logm: Tensor) -> Tensor:
@@ -47,15 +75,19 @@ def _js_from_logprobs(logp: Tensor, logm: Tensor) -> Tensor:
     h = torch.tanh(a_s).mul_(a_s).mul_(2.0)
     h.sub_(a_s.mul_(0.5).sinh_().square_().mul_(2.0).log1p_().mul_(2.0))
     del a_s
-    # a > 1:   h = 2 ln2 - 2 log1p(e) - 4 a e / (1 + e),  e = exp(-2a)
-    a_l = torch.where(small | ~torch.isfinite(a), 2.0, a)
-    e = a_l.mul(-2.0).exp_()
-    h_l = a_l.mul_(e).mul_(4.0).div_(e.add(1.0))
-    h_l.add_(e.log1p_().mul_(2.0)).neg_().add_(2.0 * _LN2)
-    del e
-    h = torch.where(small, h, h_l)
-    del h_l
-    h.masked_fill_(torch.isinf(a), 2.0 * _LN2)  # exactly one of p, m is 0: d = +-1
+    # a > 1 (and inf / NaN), evaluated only on those entries (usually a small fraction of the vocabulary):
+    #          h = 2 ln2 - 2 log1p(e) - 4 a e / (1 + e),  e = exp(-2a)
+    sel = (~small).nonzero(as_tuple=True)
+    if sel[0].numel():
+        a_l = a[sel]
+        inf = torch.isinf(a_l)  # exactly one of p, m is 0: d = +-1
+        a_l = torch.where(torch.isfinite(a_l), a_l, 2.0)
+        e = a_l.mul(-2.0).exp_()
+        h_l = a_l.mul_(e).mul_(4.0).div_(e.add(1.0))
+        h_l.add_(e.log1p_().mul_(2.0)).neg_().add_(2.0 * _LN2)
+        h_l.masked_fill_(inf, 2.0 * _LN2)
+        h.index_put_(sel, h_l)
+        del e, h_l, a_l
     del a
     h.mul_(big_m).masked_fill_(~(big_m > 0), 0.0)  # p = m = 0 (and underflow) contribute nothing
     return h.sum(dim=-1).mul_(0.5)
@@ -114,7 +146,8 @@ def js_distance_from_logits(logits_p: Tensor, logits_m: Tensor, temperature: flo
 
 def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
                         project: Callable[[Tensor], Tensor] | None,
-                        chunk_size: int = 256, temperature: float = 1.0) -> Tensor:
+                        chunk_size: int | None = 256, temperature: float = 1.0,
+                        memory_bytes: int = DEFAULT_JS_MEMORY_BYTES) -> Tensor:
     """Per-token JS distance from final hidden states, projecting to logits ``chunk_size`` tokens at a time.
     Source: spec §4 (full-vocabulary JS), memory-bounded.
 
@@ -131,8 +164,15 @@ def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
         project: maps ``(n, H) -> (n, V)`` logits (the LM head, including any logit scaling / soft-capping the
             model applies). ``None`` means identity: then ``hidden_p`` / ``hidden_m`` are already logits
             ``(B, T, V)`` and only the chunked reduction is performed.
-        chunk_size: positive number of tokens per projection.
+        chunk_size: positive number of tokens per projection; ``None`` chooses it from ``memory_bytes`` with
+            :func:`js_chunk_size_for_budget` (V read from the first projected row).
         temperature: positive sampling temperature applied to the logits.
+        memory_bytes: the budget used when ``chunk_size`` is None.
+
+    Precision contract: the logits are upcast to float32 (float64 if any input is float64) *before* any
+    temperature division or log-softmax; log-softmax and JS run in that dtype, chunk by chunk. ``project`` should
+    itself return float32 logits for half-precision models (the replay's head does: see
+    :func:`mrtpo_sdk.replay.model_head`), since rounding logits to bf16 quantizes small differences away.
 
     Returns:
         ``(B, T)`` q in ``[0, 1]``, 0 at padding positions; float64 iff the hidden inputs are float64, else
@@ -150,8 +190,8 @@ def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
                          f"and {tuple(hidden_m.shape)}")
     b, t, hdim = hidden_p.shape
     valid = as_bool_mask("mask", mask, (b, t), "(B, T)").to(hidden_p.device)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
     temperature = require_float_scalar("temperature", temperature, lo=0.0, lo_open=True)
     if project is not None and not callable(project):
         raise ValueError("project must be callable or None")
@@ -162,6 +202,13 @@ def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
         return out.reshape(b, t)
     flat_p = hidden_p.reshape(b * t, hdim)
     flat_m = hidden_m.to(hidden_p.device).reshape(b * t, hdim)
+    if chunk_size is None:
+        if project is None:
+            vocab = hdim
+        else:
+            with torch.no_grad():
+                vocab = project(flat_p.index_select(0, idx[:1])).shape[-1]
+        chunk_size = js_chunk_size_for_budget(vocab, memory_bytes, torch.float64 if cdt == torch.float64 else torch.float32)
     with torch.no_grad():
         for start in range(0, idx.numel(), chunk_size):
             sel = idx[start:start + chunk_size]

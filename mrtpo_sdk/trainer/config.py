@@ -35,8 +35,12 @@ class MRTPOConfig(GRPOConfig):
         advantage_eps (`float`, defaults to 1e-4): :math:`\epsilon` in the group and batch normalizations.
 
     Replay:
-        js_chunk_size (`int`, defaults to 256): tokens per Jensen–Shannon chunk (memory ``O(chunk × V)``).
-        replay_batch_size (`int`, defaults to 8): contexts per replay forward pass.
+        replay_max_tokens (`int`, defaults to 16384): token budget of one replay forward pass, rows × (shared prefix
+            + longest suffix), padding included; contexts are length-sorted and prefix-shared (docs/performance.md).
+        js_chunk_size (`int`, *optional*): tokens per Jensen–Shannon chunk (memory ``O(chunk × V)``); unset = chosen
+            from a 1 GiB budget (:func:`~mrtpo_sdk.algorithms.js.js_chunk_size_for_budget`).
+        replay_batch_size (`int`, *optional*): extra cap on contexts per replay forward pass (unset = the token budget
+            alone decides).
 
     Logging:
         log_samples_steps (`int`, defaults to 5): every N steps, write a few sampled completions with their rewards
@@ -85,8 +89,19 @@ class MRTPOConfig(GRPOConfig):
         default=1e-6, metadata={"help": "Group std at or below which a reward does not vary (advantage exactly 0)."}
     )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Epsilon in the group and batch normalizations."})
-    js_chunk_size: int = field(default=256, metadata={"help": "Tokens per Jensen-Shannon chunk in the replay."})
-    replay_batch_size: int = field(default=8, metadata={"help": "Contexts per replay forward pass."})
+    replay_max_tokens: int = field(
+        default=16384,
+        metadata={"help": "Token budget of one replay forward pass: rows x (shared prefix + longest suffix), padding "
+                  "included."},
+    )
+    js_chunk_size: int | None = field(
+        default=None,
+        metadata={"help": "Tokens per Jensen-Shannon chunk in the replay (unset: chosen from a 1 GiB memory budget)."},
+    )
+    replay_batch_size: int | None = field(
+        default=None,
+        metadata={"help": "Cap on contexts per replay forward pass (unset: --replay_max_tokens alone decides)."},
+    )
     log_samples_steps: int = field(
         default=5,
         metadata={
@@ -160,8 +175,8 @@ class MRTPOConfig(GRPOConfig):
             raise ValueError(f"beta_warmup_steps must be >= 0, got {self.beta_warmup_steps}")
         if self.reward_std_floor < 0 or self.advantage_eps <= 0:
             raise ValueError("reward_std_floor must be >= 0 and advantage_eps > 0")
-        if self.js_chunk_size < 1 or self.replay_batch_size < 1:
-            raise ValueError("js_chunk_size and replay_batch_size must be >= 1")
+        if any(v is not None and v < 1 for v in (self.js_chunk_size, self.replay_batch_size)) or self.replay_max_tokens < 1:
+            raise ValueError("js_chunk_size, replay_batch_size (when set) and replay_max_tokens must be >= 1")
         if self.eval_max_examples < 1:
             raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
         implied = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"

@@ -396,6 +396,7 @@ class MRTPOTrainer(GRPOTrainer):
             temperature=self.temperature,
             chunk_size=args.js_chunk_size,
             batch_size=args.replay_batch_size,
+            max_tokens=args.replay_max_tokens,
         )
         self._timings["replay"] += time.perf_counter() - start
         beta_n = smoothstep_beta(self.state.global_step, args.mrtpo_beta, args.beta_warmup_steps)
