@@ -5,23 +5,58 @@
 * ``result_match`` — the query returns the reference result; the block is the reference query, in the same
   ```sql fence the policy must produce.
 
+Semantics: ``training`` (default) fixes the false positives and negatives of plain execution match (constant or
+off-topic queries, the format rule pasted into a fence, empty references, column order, ties at an ORDER BY/LIMIT
+cut, ``SELECT 1;;``); ``--data semantics=official`` (or ``--data PATH,semantics=official``) scores exactly as the
+official Spider/BIRD evaluation. ``eval`` reports ``execution_accuracy`` (the rewards' semantics) and
+``execution_accuracy_official``. Every difference: docs/sql.md.
+
 Data: Spider layout under ``tasks/data/sql`` (``--data PATH`` for a real Spider or BIRD download).
-Model output is untrusted: queries run in the read-only, time-limited sandbox of :mod:`mrtpo_sdk.sql`.
+Model output is untrusted: queries run in the read-only, time- and memory-limited sandbox of :mod:`mrtpo_sdk.sql`;
+results are cached in a cache bounded in bytes; blocks quoting model output are capped at 300 characters.
 """
 
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.evaluation import execution_accuracy
-from mrtpo_sdk.sql import SQLDataError, execute_sql, extract_sql, gold_is_ordered, load_spider, results_match
+from mrtpo_sdk.sql import SQLDataError, extract_sql, load_spider, results_match
+from mrtpo_sdk.sql.score import (
+    SEMANTICS,
+    cap_block,
+    format_error,
+    reference_result,
+    relevance_error,
+    run_cached,
+    run_prediction,
+    training_match,
+)
 
 DATA = Path(__file__).parent / "data" / "sql"
 FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
 
 
 def examples(split: str = "train", data: str | None = None):
-    return load_spider(data or DATA, split)
+    path, semantics = _data_option(data)
+    chosen = load_spider(path or DATA, split)
+    return chosen if semantics == "training" else [replace(ex, semantics=semantics) for ex in chosen]
+
+
+def _data_option(data) -> tuple[str | None, str]:
+    """``--data``: a data directory and/or ``semantics=training|official``, comma-separated."""
+    if data is None:
+        return None, "training"
+    semantics, rest = "training", []
+    for item in str(data).split(","):
+        if item.strip().startswith("semantics="):
+            semantics = item.strip().partition("=")[2]
+            if semantics not in SEMANTICS:
+                raise SQLDataError(f"--data: semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
+        else:
+            rest.append(item)
+    path = ",".join(rest).strip()
+    return path or None, semantics
 
 
 def prompt(example):
@@ -39,12 +74,16 @@ def reference(example):
     return f"```sql\n{example.query}\n```"
 
 
+def _semantics(example) -> str:
+    return getattr(example, "semantics", "training")
+
+
 @verifier(kind="format")
 def sql_format(example, completion):
-    answer = extract_sql(completion)
-    if answer.ok:
+    error = format_error(completion, _semantics(example))
+    if not error:
         return Result(1.0, FORMAT_RULE)
-    return Result(0.0, f"{FORMAT_RULE} This response has {answer.error}.")
+    return Result(0.0, f"{FORMAT_RULE} This response has {error}.")
 
 
 @verifier(kind="feedback")
@@ -52,27 +91,52 @@ def executes(example, completion):
     answer = extract_sql(completion)
     if not answer.ok:
         return Result(0.0, "")  # nothing ran, so there is no SQLite error to show
-    run = _execute(str(example.db_path), answer.query)
-    return Result(float(run.ok), run.error)
+    semantics = _semantics(example)
+    run = run_prediction(str(example.db_path), answer.query, semantics)
+    if not run.ok:
+        return Result(0.0, cap_block(run.error))
+    if semantics == "training":
+        why = relevance_error(run, _reference(example, semantics).run)
+        if why:
+            return Result(0.0, why)
+    return Result(1.0, "")
 
 
 @verifier(kind="reference")
 def result_match(example, completion):
+    semantics = _semantics(example)
+    gold = _reference(example, semantics)
     answer = extract_sql(completion)
-    gold = _execute(str(example.db_path), example.query)
-    if not gold.ok:
-        raise SQLDataError(f"example {example.id}: its reference query fails ({gold.error}); fix it in the data")
     matched = False
     if answer.ok:
-        run = _execute(str(example.db_path), answer.query)
-        matched = run.ok and results_match(run.rows, gold.rows, ordered=gold_is_ordered(example.query))
+        run = run_prediction(str(example.db_path), answer.query, semantics)
+        if semantics == "training":
+            matched = training_match(run, gold)
+        else:
+            matched = run.ok and results_match(run.rows, gold.run.rows, ordered=gold.ordered)
     return Result(float(matched), reference(example))
 
 
-@lru_cache(maxsize=1024)
+def official_verdict(example, completion) -> bool:
+    """The official (Spider/BIRD) execution-match verdict, whatever semantics the rewards use."""
+    gold = _reference(example, "official")
+    answer = extract_sql(completion)
+    if not answer.ok:
+        return False
+    run = run_prediction(str(example.db_path), answer.query, "official")
+    return run.ok and results_match(run.rows, gold.run.rows, ordered=gold.ordered)
+
+
+def _reference(example, semantics: str):
+    gold = reference_result(str(example.db_path), example.query, ties=semantics == "training")
+    if not gold.run.ok:
+        raise SQLDataError(f"example {example.id}: its reference query fails ({gold.run.error}); fix it in the data")
+    return gold
+
+
 def _execute(db_path: str, query: str):
-    """The databases are read-only, so a query's outcome is cached: the verifiers run each query once."""
-    return execute_sql(db_path, query)
+    """The databases are read-only, so a query's outcome is cached (in a cache bounded in bytes)."""
+    return run_cached(db_path, query)
 
 
 task = Task(
@@ -82,5 +146,5 @@ task = Task(
     prompt=prompt,
     verifiers=[sql_format, executes, result_match],
     reference=reference,
-    metrics=execution_accuracy("result_match"),
+    metrics=execution_accuracy("result_match", official=official_verdict),
 )

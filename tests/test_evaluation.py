@@ -223,8 +223,10 @@ def test_train_saves_the_policy_and_eval_scores_it(tmp_path, capsys):
     assert "**execution_accuracy:" in out
     info = json.loads((run / "run.json").read_text())
     assert info["finished"] and info["global_step"] == 2 and info["algo"] == "mrtpo"
-    assert info["headline_metrics"] == ["execution_accuracy"]
-    assert set(info["eval_before"]) >= {"sql_format", "executes", "result_match", "execution_accuracy"}
+    # training semantics rewards; the official (Spider) execution accuracy is reported beside it
+    assert info["headline_metrics"] == ["execution_accuracy", "execution_accuracy_official"]
+    assert set(info["eval_before"]) >= {"sql_format", "executes", "result_match", "execution_accuracy",
+                                        "execution_accuracy_official"}
     assert (run / "policy" / "config.json").is_file() and (run / "policy" / "tokenizer.json").is_file()
     rows = read_metrics(run / "metrics.jsonl")
     assert [r["step"] for r in rows if "eval/execution_accuracy" in r] == [0, 1, 2]

@@ -25,11 +25,24 @@ def _mean(vals: list[float]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def execution_accuracy(reward: str = "result_match") -> Metrics:
-    """``{"execution_accuracy": mean of reward ``reward`` over the completions it applies to}``."""
+def execution_accuracy(reward: str = "result_match", official: Callable[[Any, str], bool | None] | None = None) -> Metrics:
+    """``{"execution_accuracy": mean of reward ``reward`` over the completions it applies to}``.
+
+    Args:
+        official: ``fn(example, completion) -> bool`` giving the ``official`` (Spider/BIRD) execution-match verdict
+            (``tasks/sql.py`` passes its ``official_verdict``); when some record's example is scored under another
+            semantics (``example.semantics != "official"``), ``execution_accuracy_official`` is reported too, for
+            numbers comparable with the official evaluation.
+    """
 
     def metrics(records: Sequence[Any]) -> dict[str, float | None]:
-        return {"execution_accuracy": _mean([r.rewards[reward] for r in records if r.rewards.get(reward) is not None])}
+        out = {"execution_accuracy": _mean([r.rewards[reward] for r in records if r.rewards.get(reward) is not None])}
+        if official is not None and any(
+            getattr(getattr(r, "example", None), "semantics", "training") != "official" for r in records
+        ):
+            verdicts = [official(r.example, r.completion) for r in records if r.rewards.get(reward) is not None]
+            out["execution_accuracy_official"] = _mean([float(bool(v)) for v in verdicts if v is not None])
+        return out
 
     return metrics
 

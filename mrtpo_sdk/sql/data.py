@@ -82,6 +82,8 @@ class SQLExample:
         db_path: the SQLite file to run queries against (read-only; maybe in the cache directory).
         schema: compact ``CREATE TABLE`` text of the database, one table per line, for the prompt.
         evidence: BIRD's external-knowledge hint ("" for Spider).
+        semantics: how the bundled task's rewards score answers to it: ``"training"`` (default) or ``"official"``
+            (see :mod:`mrtpo_sdk.sql.score` and ``docs/sql.md``).
     """
 
     id: str
@@ -91,6 +93,7 @@ class SQLExample:
     db_path: Path
     schema: str
     evidence: str = ""
+    semantics: str = "training"
 
 
 #: Query kinds reported by :func:`query_categories`.

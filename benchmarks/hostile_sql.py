@@ -1,0 +1,186 @@
+"""Hostile SQL battery: every query must end within 2 s and 512 MB, stopped by a limit that the error names.
+
+    OMP_NUM_THREADS=1 python benchmarks/hostile_sql.py            # the whole battery, one fresh process per query
+    OMP_NUM_THREADS=1 python benchmarks/hostile_sql.py NAME ...   # some queries
+
+Each query runs in a fresh Python process (so the peak-memory figures are its own): the caller's peak RSS and the
+sandbox worker's peak RSS (``RUSAGE_CHILDREN`` after the worker is closed) are printed with the wall time, the
+``limit`` that stopped it and the start of its error. Exit status 1 when a query breaks a target. The queries run
+against the bundled ``university`` database. ``tests/sql/test_hostile.py`` runs a sample of them in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TIME_TARGET_S = 2.0
+MEMORY_TARGET_MB = 512
+
+
+def cte_chain(levels, refs=2, op="UNION ALL"):
+    parts = ["c0 AS (SELECT 1 AS x)"]
+    for i in range(1, levels + 1):
+        body = f" {op} ".join([f"SELECT x FROM c{i-1}"] * refs)
+        parts.append(f"c{i} AS ({body})")
+    return "WITH " + ", ".join(parts) + f" SELECT count(*) FROM c{levels}"
+
+def cte_join_chain(levels):
+    parts = ["c0 AS (SELECT 1 AS x)"]
+    for i in range(1, levels + 1):
+        parts.append(f"c{i} AS (SELECT a.x FROM c{i-1} a, c{i-1} b)")
+    return "WITH " + ", ".join(parts) + f" SELECT count(*) FROM c{levels}"
+
+def cte_sub_chain(levels):
+    parts = ["c0 AS (SELECT 1 AS x)"]
+    for i in range(1, levels + 1):
+        parts.append(f"c{i} AS (SELECT x FROM c{i-1} WHERE x IN (SELECT x FROM c{i-1}))")
+    return "WITH " + ", ".join(parts) + f" SELECT count(*) FROM c{levels}"
+
+BIG = "printf('%.*c', 999999, 'a')"
+HOSTILE = {
+ "cte_union_21": cte_chain(21),
+ "cte_union_25": cte_chain(25),
+ "cte_union_40": cte_chain(40),
+ "cte_union3_14": cte_chain(14, refs=3),
+ "cte_union_materialized_25": cte_chain(25).replace(" AS (", " AS MATERIALIZED ("),
+ "cte_union_not_materialized_22": cte_chain(22).replace(" AS (", " AS NOT MATERIALIZED (").replace("x AS NOT MATERIALIZED (", "x AS ("),
+ "cte_join_22": cte_join_chain(22),
+ "cte_subquery_22": cte_sub_chain(22),
+ "cte_union_distinct_22": cte_chain(22, op="UNION"),
+ "printf_huge_width": "SELECT printf('%.*c', 2147483647, 'x')",
+ "printf_huge_width_len": "SELECT length(printf('%.*c', 2147483647, 'x'))",
+ "printf_width_star": "SELECT printf('%*d', 2147483647, 1)",
+ "printf_three": "SELECT printf('%.*c', 2147483647, 'x'), printf('%.*c', 2147483647, 'y'), printf('%.*c', 2147483647, 'z')",
+ "printf_float_precision": "SELECT printf('%.*f', 2147483647, 1.5)",
+ "printf_exp_precision": "SELECT printf('%.*e', 2147483647, 1.5)",
+ "printf_g_width": "SELECT printf('%2147483647g', 1.5)",
+ "printf_q_huge": f"SELECT printf('%q', {BIG})",
+ "instr_huge": f"SELECT instr({BIG}, printf('%.*c', 499999, 'a') || 'b')",
+ "instr_three": f"SELECT instr({BIG}, printf('%.*c', 499999, 'a') || 'b'), instr({BIG}, printf('%.*c', 499998, 'a') || 'b'), instr({BIG}, printf('%.*c', 499997, 'a') || 'b')",
+ "instr_many_40": "SELECT " + ", ".join(f"instr({BIG}, printf('%.*c', {499999-i}, 'a') || 'b')" for i in range(40)),
+ "instr_blob": "SELECT instr(zeroblob(999999), zeroblob(499999) || x'01')",
+ "replace_huge": f"SELECT length(replace({BIG}, printf('%.*c', 499999, 'a') || 'b', 'c'))",
+ "replace_blowup": f"SELECT length(replace({BIG}, 'a', 'aaaaaaaaaa'))",
+ "replace_many_10": "SELECT " + ", ".join(f"length(replace({BIG}, printf('%.*c', {499999-i}, 'a') || 'b', 'c'))" for i in range(10)),
+ "like_backtrack": f"SELECT {BIG} LIKE '%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%b'",
+ "glob_backtrack": f"SELECT {BIG} GLOB '*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b'",
+ "like_long_pattern": f"SELECT {BIG} LIKE {BIG} || 'b'",
+ "zeroblob_1000_cols": "SELECT " + ", ".join("zeroblob(499999)" for _ in range(1000)),
+ "zeroblob_big": "SELECT zeroblob(999999)",
+ "zeroblob_rows": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 10000) SELECT zeroblob(999999) FROM r",
+ "randomblob_cols": "SELECT " + ", ".join("randomblob(999999)" for _ in range(500)),
+ "printf_cols": "SELECT " + ", ".join(f"printf('%.*c', 999999, 'q')" for _ in range(500)),
+ "hex_huge": "SELECT hex(zeroblob(999999))",
+ "group_concat_huge": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT group_concat(printf('%.*c', 1000, 'x')) FROM r",
+ "recursive_unbounded": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT count(*) FROM r",
+ "recursive_rows": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT n FROM r",
+ "recursive_strings": "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) SELECT length(s) FROM r",
+ "recursive_blob_grow": "WITH RECURSIVE r(b) AS (SELECT zeroblob(1) UNION ALL SELECT zeroblob(length(b)*2) FROM r) SELECT count(*) FROM r",
+ "recursive_order_by": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT n FROM r ORDER BY n DESC LIMIT 1",
+ "recursive_distinct": "WITH RECURSIVE r(n) AS (SELECT 1 UNION SELECT n+1 FROM r) SELECT count(DISTINCT n) FROM r",
+ "recursive_fanout": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n FROM r, (SELECT 1 UNION ALL SELECT 2)) SELECT count(*) FROM r",
+ "cross_join_5": "SELECT count(*) FROM student a, student b, student c, student d, student e",
+ "cross_join_8_sorted": "SELECT a.name FROM student a, student b, student c, student d, student e, student f, student g, student h ORDER BY random() LIMIT 1",
+ "cross_join_group": "SELECT a.name, count(*) FROM student a, student b, student c, student d GROUP BY a.name, b.name, c.name, d.name",
+ "cross_join_distinct_blob": "SELECT DISTINCT a.name || b.name || c.name || zeroblob(100000) FROM student a, student b, student c",
+ "join_64_tables": "SELECT count(*) FROM " + ", ".join(f"student s{i}" for i in range(64)),
+ "join_64_where": "SELECT count(*) FROM " + ", ".join(f"student s{i}" for i in range(64)) + " WHERE " + " AND ".join(f"s{i}.student_id = s{i+1}.dept_id" for i in range(63)),
+ "expr_deep_parens": "SELECT " + "(" * 5000 + "1" + ")" * 5000,
+ "expr_deep_plus": "SELECT " + "+".join(["1"] * 20000),
+ "expr_deep_case": "SELECT " + "CASE WHEN 1 THEN " * 2000 + "1" + " END" * 2000,
+ "compound_many": " UNION ALL ".join(["SELECT 1"] * 5000),
+ "in_list_huge": "SELECT count(*) FROM student WHERE student_id IN (" + ",".join(str(i) for i in range(20000)) + ")",
+ "subquery_nest_deep": "SELECT " + "(SELECT " * 500 + "1" + ")" * 500,
+ "from_nest_deep": "SELECT * FROM " + "(SELECT * FROM " * 200 + "student" + ")" * 200,
+ "window_huge": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT sum(n) OVER (ORDER BY n ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM r",
+ "json_deep": "SELECT json('" + "[" * 100000 + "]" * 100000 + "')",
+ "json_each_huge": f"SELECT count(*) FROM json_each('[' || replace({BIG}, 'a', '1,') || '1]')",
+ "order_by_many_cols": "SELECT name FROM student ORDER BY " + ", ".join(f"random() + {i}" for i in range(900)),
+ "many_functions": "SELECT " + ", ".join(f"length(printf('%.*c', 99999, 'a') || {i})" for i in range(900)),
+ "char_huge": "SELECT length(char(" + ",".join(["65"] * 100) + "))",
+ "substr_zeroblob": "SELECT substr(zeroblob(999999), 1, 999999)",
+ "quote_zeroblob": "SELECT quote(zeroblob(499999))",
+ "upper_huge": f"SELECT length(upper({BIG}))",
+ "sort_blobs": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 3000) SELECT n FROM r ORDER BY randomblob(500000)",
+ "distinct_blobs": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 3000) SELECT count(DISTINCT randomblob(500000)) FROM r",
+ "group_blob_keys": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 3000) SELECT count(*) FROM r GROUP BY printf('%.*c', 500000, n % 10) || n",
+ "nested_views_like": "SELECT * FROM (" + " UNION ALL ".join(["SELECT * FROM student"] * 400) + ")",
+ "long_query_text": "SELECT '" + "x" * 99000 + "'",
+ "many_columns_star": "SELECT * FROM " + ", ".join(f"student s{i}" for i in range(60)) + " LIMIT 1",
+ "soundex_huge": f"SELECT soundex({BIG})",
+ "trim_huge": f"SELECT length(trim({BIG}, {BIG}))",
+ "ltrim_charset": f"SELECT length(ltrim({BIG} || 'b', {BIG}))",
+ "unicode_huge": f"SELECT unicode({BIG})",
+}
+
+
+def _one(name: str) -> dict:
+    """Run HOSTILE[name] in this process (called in a fresh child) and return the figures."""
+    import resource
+
+    sys.path.insert(0, str(ROOT))
+    from mrtpo_sdk.sql import execute_sql, load_spider
+    from mrtpo_sdk.sql.sandbox import close_worker
+
+    db = next(e.db_path for e in load_spider(ROOT / "tasks" / "data" / "sql", "dev") if e.db_id == "university")
+    execute_sql(db, "SELECT 1")  # worker started, connection open
+    start = time.monotonic()
+    res = execute_sql(db, HOSTILE[name])
+    elapsed = time.monotonic() - start
+    close_worker()
+    per_mb = 2**20 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
+    return {
+        "name": name,
+        "seconds": round(elapsed, 3),
+        "caller_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / per_mb, 1),
+        "worker_peak_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / per_mb, 1),
+        "ok": res.ok,
+        "limit": res.limit,
+        "error": res.error[:110],
+    }
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--one"]:
+        print(json.dumps(_one(argv[1])))
+        return 0
+    names = argv or list(HOSTILE)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    rows, failures = [], 0
+    for name in names:
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, env=env,
+                              timeout=60)
+        wall = time.monotonic() - start
+        try:
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+        except Exception:
+            row = {"name": name, "seconds": wall, "caller_peak_mb": -1, "worker_peak_mb": -1, "ok": False,
+                   "limit": "?", "error": (proc.stderr or "no output")[-110:]}
+        bad = (row["seconds"] > TIME_TARGET_S or max(row["caller_peak_mb"], row["worker_peak_mb"]) > MEMORY_TARGET_MB
+               or row["caller_peak_mb"] < 0)
+        failures += bad
+        rows.append(row)
+        print(f"{'FAIL' if bad else 'ok  '} {name:32s} {row['seconds']:6.2f} s  caller {row['caller_peak_mb']:6.1f} MB  "
+              f"worker {row['worker_peak_mb']:6.1f} MB  {'runs' if row['ok'] else row['limit'] or 'error'}: {row['error'][:70]}",
+              flush=True)
+    worst_s = max(r["seconds"] for r in rows)
+    worst_mb = max(max(r["caller_peak_mb"], r["worker_peak_mb"]) for r in rows)
+    stopped = sum(1 for r in rows if r["limit"])
+    print(f"{len(rows)} queries: slowest {worst_s:.2f} s, largest peak {worst_mb:.0f} MB, {stopped} stopped by a limit, "
+          f"{sum(r['ok'] for r in rows)} ran, {failures} broke a target (2 s, 512 MB)")
+    try:
+        print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    except OSError:
+        pass
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,498 @@
+"""Scoring SQL completions under two named semantics: ``training`` (the default for rewards) and ``official``.
+
+``official`` gives today's verdicts bit for bit: the Spider/BIRD execution match of :func:`results_match` (bags
+unless the reference orders its output, positional columns, float tolerance), any query that runs counts as
+executing, any closed ```` ```sql ```` fence counts as the format, and a query ending in two or more ``;`` is
+refused as Python's ``sqlite3`` (and so the official evaluation scripts) refuses it.
+
+``training`` fixes every false positive and false negative the adversarial search (``tests/sql/test_adversarial.py``)
+found; each row of the table in ``docs/sql.md`` is one difference:
+
+* **format**: the fence lines are lines (```` ```sql ```` ends its line, the closing ```` ``` ```` starts one), as the
+  format rule states, and the fence holds a query (it starts with ``SELECT``, ``WITH`` or ``VALUES``): the format
+  rule pasted back, or prose in a fence, is not the format;
+* **executes**: the query must read at least one table the reference reads (or return the reference's result): a
+  constant (``SELECT 1``) or a query about other tables runs but is not an attempt at the question;
+* **result match**: the query must read one of the reference's tables (a constant that equals the answer, e.g. a
+  memorised ``SELECT 3.2``, is not a query of the database); an empty reference result matches only an empty result
+  with as many columns from a query reading every column the reference reads; the columns may come in any order; and
+  when the reference's ``ORDER BY``/``LIMIT`` cuts through ties (rows equal on every ordering key, or any rows under a
+  ``LIMIT`` without ``ORDER BY``), any choice and order within the tied rows is correct, and so is the whole tied set
+  at the cut; any number of trailing ``;`` is one statement.
+
+Ties are detected at scoring time: the reference is run once more without its ``LIMIT``/``OFFSET`` and with its
+ordering keys as extra columns (sqlglot rewrites it; the rewrite is used only when it reproduces the reference's
+rows), and the groups of tied rows around the cut are kept with the reference.
+
+Blocks that quote model output are capped at :data:`MAX_BLOCK_CHARS` characters. Every cache here is bounded in
+bytes (:class:`ResultCache`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .compare import _exact_key, _rows_equal, gold_is_ordered, results_match
+from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
+from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
+
+__all__ = [
+    "SEMANTICS",
+    "DEFAULT_SEMANTICS",
+    "MAX_BLOCK_CHARS",
+    "ResultCache",
+    "ReferenceResult",
+    "cap_block",
+    "check_semantics",
+    "format_error",
+    "official_statement_error",
+    "reference_result",
+    "relevance_error",
+    "training_match",
+]
+
+SEMANTICS = ("training", "official")
+DEFAULT_SEMANTICS = "training"
+#: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…".
+MAX_BLOCK_CHARS = 300
+_PERMUTATIONS_TRIED = 24
+
+
+def check_semantics(semantics: str) -> str:
+    """``semantics`` if it is one of :data:`SEMANTICS`; raises ``ValueError`` naming the choices otherwise."""
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
+    return semantics
+
+
+def cap_block(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters (the cut is marked with "…")."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- caches bounded in bytes ------------------------------------------------------------------------------------
+
+
+class ResultCache:
+    """LRU cache of :class:`ExecutionResult` s keyed by ``(db_path, query)``, bounded in bytes and entries.
+
+    An entry's size is its rows' size (:attr:`ExecutionResult.nbytes`) plus the query text; a result larger than
+    ``max_entry_bytes`` is not kept (it is run again when asked for again). Thread-safe.
+    """
+
+    def __init__(self, max_bytes: int = 64_000_000, max_entry_bytes: int = 4_000_000, max_entries: int = 4096):
+        self.max_bytes, self.max_entry_bytes, self.max_entries = max_bytes, max_entry_bytes, max_entries
+        self._data: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now (by the estimate above)."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, key: tuple):
+        with self._lock:
+            item = self._data.get(key)
+            if item is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return item[0]
+
+    def put(self, key: tuple, value: object, size: int) -> None:
+        size += sum(len(k) for k in key if isinstance(k, str)) + 200
+        if size > self.max_entry_bytes:
+            return
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._data[key] = (value, size)
+            self._bytes += size
+            while self._data and (self._bytes > self.max_bytes or len(self._data) > self.max_entries):
+                _, (_, s) = self._data.popitem(last=False)
+                self._bytes -= s
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
+
+_results = ResultCache()
+_references = ResultCache(max_bytes=32_000_000, max_entry_bytes=4_000_000, max_entries=4096)
+
+
+def run_cached(db_path: str, query: str, cache: ResultCache | None = None) -> ExecutionResult:
+    """:func:`execute_sql` with its outcome cached (the databases are read-only) in a byte-bounded cache."""
+    cache = _results if cache is None else cache
+    key = (db_path, query)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    res = execute_sql(db_path, query)
+    cache.put(key, res, res.nbytes + len(res.error))
+    return res
+
+
+# ---- format -----------------------------------------------------------------------------------------------------
+
+
+def _sql_fence_layout(completion: str) -> tuple[bool, bool] | None:
+    """For the single ```sql fence: (opening line holds only the tag, closing fence starts a line)."""
+    pos, n = 0, len(completion)
+    while True:
+        start = completion.find(FENCE, pos)
+        if start < 0:
+            return None
+        tag_start = start + len(FENCE)
+        while tag_start < n and completion[tag_start] == "`":
+            tag_start += 1
+        i = tag_start
+        while i < n and completion[i] in " \t":
+            i += 1
+        tag_end = _tag_end(completion, i)
+        close = completion.find(FENCE, tag_end)
+        if completion[i:tag_end].lower() == SQL_TAG and close >= 0:
+            j = tag_end
+            while j < n and completion[j] in " \t\r":
+                j += 1
+            own_line = j < n and completion[j] == "\n"
+            k = close
+            while k > 0 and completion[k - 1] in " \t":
+                k -= 1
+            closes_line = k > 0 and completion[k - 1] == "\n"
+            return own_line, closes_line
+        if close < 0:
+            return None
+        pos = close + len(FENCE)
+        while pos < n and completion[pos] == "`":
+            pos += 1
+
+
+def format_error(completion: object, semantics: str = DEFAULT_SEMANTICS) -> str:
+    """The format flaw of ``completion`` as a noun phrase ("" when it has the format), under ``semantics``."""
+    answer = extract_sql(completion)  # type: ignore[arg-type]
+    if not answer.ok:
+        return cap_block(answer.error, 200)
+    if semantics == "official":
+        return ""
+    layout = _sql_fence_layout(completion)  # type: ignore[arg-type]
+    if layout is not None and not layout[0]:
+        return "a ```sql fence whose opening line holds more than the tag (the query starts on the next line)"
+    if layout is not None and not layout[1]:
+        return "a ```sql fence whose closing ``` does not start a line"
+    first = _first_keyword(answer.query or "")
+    if first not in ("SELECT", "WITH", "VALUES"):
+        return "a ```sql fence that holds no query (it does not start with SELECT, WITH or VALUES)"
+    return ""
+
+
+# ---- executes ---------------------------------------------------------------------------------------------------
+
+_TRAIL_TRIVIA = re.compile(r"--[^\n]*|/\*(?:[^*]|\*(?!/))*\*/")
+
+
+def official_statement_error(query: str) -> str:
+    """The refusal Python's ``sqlite3`` gives a query ending in two or more ``;`` ("" otherwise).
+
+    ``cursor.execute`` prepares the first statement (its own ``;`` included) and refuses any tail that is not
+    whitespace or comments, so ``SELECT 1;`` runs and ``SELECT 1;;`` does not: the ``official`` semantics keeps
+    that verdict; the sandbox and ``training`` run it.
+    """
+    head = strip_trailing_semicolons(query)
+    if len(head) == len(query):
+        return ""
+    if _TRAIL_TRIVIA.sub("", query[len(head) :]).count(";") >= 2:
+        return "only one SQL statement may run, and the text holds more than one"
+    return ""
+
+
+def run_prediction(db_path: str, query: str, semantics: str) -> ExecutionResult:
+    """Run the predicted query under ``semantics`` (official: the ``;;`` refusal of Python's ``sqlite3``)."""
+    if semantics == "official":
+        refusal = official_statement_error(query)
+        if refusal:
+            return ExecutionResult.failure(refusal)
+    return run_cached(db_path, query)
+
+
+def relevance_error(pred: ExecutionResult, gold: ExecutionResult) -> str:
+    """Why a query that runs is no attempt at the question ("" when it is): it reads none of the reference's
+    tables (a constant such as ``SELECT 1``, or a query about other tables). A reference that reads no table makes
+    every query relevant."""
+    gold_tables = gold.tables
+    if not gold_tables:
+        return ""
+    if pred.tables & gold_tables:
+        return ""
+    if not pred.tables:
+        return "The query runs but reads no table of the database, so it cannot answer the question."
+    return "The query runs but reads none of the tables the question is about."
+
+
+# ---- reference with ties ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    """The reference's result plus what training semantics needs to compare against it.
+
+    Attributes:
+        run: the reference's :class:`ExecutionResult`.
+        ordered: the reference orders its output (:func:`gold_is_ordered`).
+        segments: ``None`` when no tie touches the compared rows; else, in order, the groups of tied rows that
+            the compared rows come from, each ``(rows of the group, rows the reference takes, cut)`` where ``cut``
+            says that the ``LIMIT``/``OFFSET`` cuts the group.
+    """
+
+    run: ExecutionResult
+    ordered: bool
+    segments: tuple | None = None
+
+
+def _int_literal(node) -> int | None:
+    from sqlglot import exp
+
+    if node is None:
+        return None
+    value = node.args.get("expression") if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if isinstance(value, exp.Literal) and not value.is_string and value.this.lstrip("-").isdigit():
+        return int(value.this)
+    return None
+
+
+def _tie_segments(db_path: str, sql: str, gold: ExecutionResult, ordered: bool) -> tuple | None:
+    """Groups of tied rows around the reference's cut (see :class:`ReferenceResult`), or ``None``."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except Exception:
+        return None
+    if tree is None:
+        return None
+    order, limit, offset = tree.args.get("order"), tree.args.get("limit"), tree.args.get("offset")
+    if order is None and limit is None:
+        return None
+    n_limit, n_offset = _int_literal(limit), _int_literal(offset) if offset is not None else 0
+    if (limit is not None and n_limit is None) or n_offset is None or (order is not None and not ordered):
+        return None
+    width = len(gold.columns or [])
+    projections = tree.selects if isinstance(tree, exp.Select) else []
+    key_columns: list[int] = []
+    hidden: list = []
+    for term in order.expressions if order is not None else []:
+        e = term.this
+        index = None
+        if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
+            index = int(e.this) - 1
+        elif isinstance(e, exp.Column) and not e.table:
+            names = [p.alias_or_name.lower() for p in projections]
+            if e.name.lower() in names:
+                index = names.index(e.name.lower())
+        if index is None:
+            for k, p in enumerate(projections):
+                if (p.this if isinstance(p, exp.Alias) else p) == e:
+                    index = k
+                    break
+        if index is None:
+            if not isinstance(tree, exp.Select) or tree.args.get("distinct"):
+                return None
+            hidden.append(e)
+            index = width + len(hidden) - 1
+        if not 0 <= index < width + len(hidden):
+            return None
+        key_columns.append(index)
+    keyed = tree.copy()
+    keyed.set("limit", None)
+    keyed.set("offset", None)
+    if hidden:
+        keyed = keyed.select(*[h.copy() for h in hidden], append=True)
+    try:
+        keyed_sql = keyed.sql(dialect="sqlite")
+    except Exception:
+        return None
+    full = run_cached(db_path, keyed_sql, _references)
+    if not full.ok or not full.rows:
+        return None
+    rows = full.rows
+    if any(len(r) != width + len(hidden) for r in rows):
+        return None
+    groups: list[tuple[tuple, list[tuple]]] = []
+    for r in rows:
+        key = tuple(_exact_key(r[i]) for i in key_columns)
+        if groups and groups[-1][0] == key:
+            groups[-1][1].append(r[:width])
+        else:
+            groups.append((key, [r[:width]]))
+    start = n_offset
+    stop = len(rows) if n_limit is None or n_limit < 0 else start + n_limit
+    segments = []
+    pos = 0
+    for _, members in groups:
+        lo, hi = pos, pos + len(members)
+        pos = hi
+        take = max(0, min(hi, stop) - max(lo, start))
+        if take:
+            segments.append((tuple(members), take, take < len(members)))
+    if not any(len(m) > 1 for m, _, _ in segments):
+        return None
+    segments_t = tuple(segments)
+    # use the rewrite only when the reference's own rows are one of the tie resolutions it describes
+    if not _segments_match(gold.rows or [], segments_t, ordered, 1e-6, allow_full=False):
+        return None
+    return segments_t
+
+
+def reference_result(db_path: str, sql: str, ties: bool = True) -> ReferenceResult:
+    """The reference's result, ordering and (with ``ties``) tie groups, cached in a byte-bounded cache."""
+    key = ("reference", db_path, sql, "ties" if ties else "")
+    hit = _references.get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    gold = run_cached(db_path, sql)
+    ordered = gold_is_ordered(sql)
+    segments = _tie_segments(db_path, sql, gold, ordered) if gold.ok and ties else None
+    ref = ReferenceResult(gold, ordered, segments)
+    size = gold.nbytes + sum(sum(len(repr(r)) for r in m) for m, _, _ in segments or ())
+    _references.put(key, ref, size)
+    return ref
+
+
+# ---- matching ---------------------------------------------------------------------------------------------------
+
+
+def _sub_bag(part: Sequence[tuple], pool: Sequence[tuple], float_tol: float) -> bool:
+    """Every row of ``part`` matched to a distinct row of ``pool`` (exact first, then greedy with tolerance)."""
+    if len(part) > len(pool):
+        return False
+    want = Counter(tuple(map(_exact_key, r)) for r in part)
+    have = Counter(tuple(map(_exact_key, r)) for r in pool)
+    if not want - have:
+        return True
+    if len(pool) > 2_000:
+        return False
+    unmatched = list(pool)
+    for p in part:
+        for j, g in enumerate(unmatched):
+            if _rows_equal(p, g, float_tol):
+                del unmatched[j]
+                break
+        else:
+            return False
+    return True
+
+
+def _segments_match(pred: Sequence[tuple], segments: tuple, ordered: bool, float_tol: float, allow_full: bool = True) -> bool:
+    cut_indices = [i for i, (_, _, cut) in enumerate(segments) if cut]
+    choices = [(False, True) if allow_full else (False,)] * len(cut_indices)
+    for combo in itertools.product(*choices):
+        full = {cut_indices[k] for k, v in enumerate(combo) if v}
+        takes = [len(m) if i in full else t for i, (m, t, _) in enumerate(segments)]
+        if sum(takes) != len(pred):
+            continue
+        if not ordered:
+            pool = [r for m, _, _ in segments for r in m]
+            if len(segments) == 1 and _sub_bag(pred, pool, float_tol):
+                return True
+            if len(segments) != 1:
+                whole = [r for i, (m, t, _) in enumerate(segments) for r in (m if takes[i] == len(m) else ())]
+                if all(takes[i] == len(m) for i, (m, _, _) in enumerate(segments)) and results_match(pred, whole, False, float_tol):
+                    return True
+            continue
+        pos, ok = 0, True
+        for i, (members, _, _) in enumerate(segments):
+            part = pred[pos : pos + takes[i]]
+            pos += takes[i]
+            if not _sub_bag(part, members, float_tol):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+def _coarse(value: object) -> object:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        f = float(value)
+        return ("n", float(f"{f:.4g}")) if math.isfinite(f) else ("n", str(f))
+    if isinstance(value, bool):
+        return ("n", float(value))
+    return _exact_key(value)
+
+
+def _permutations(pred: Sequence[tuple], gold_pool: Sequence[tuple], width: int, exact_bag: bool):
+    """Column orders of ``pred`` (tuples of pred column indices per gold column) worth testing, identity excluded."""
+    pred_cols = [Counter(_coarse(r[i]) for r in pred) for i in range(width)]
+    gold_cols = [Counter(_coarse(r[j]) for r in gold_pool) for j in range(width)]
+    ok = [
+        [(pred_cols[i] == gold_cols[j]) if exact_bag else not (pred_cols[i] - gold_cols[j]) for i in range(width)]
+        for j in range(width)
+    ]
+    found = 0
+    chosen: list[int] = []
+    used = [False] * width
+
+    def walk(j: int):
+        nonlocal found
+        if found >= _PERMUTATIONS_TRIED:
+            return
+        if j == width:
+            perm = tuple(chosen)
+            if perm != tuple(range(width)):
+                found += 1
+                yield perm
+            return
+        for i in range(width):
+            if not used[i] and ok[j][i]:
+                used[i] = True
+                chosen.append(i)
+                yield from walk(j + 1)
+                chosen.pop()
+                used[i] = False
+
+    yield from walk(0)
+
+
+def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float = 1e-6) -> bool:
+    """Execution match under ``training`` semantics (module docstring); ``pred`` must have run."""
+    gold = ref.run
+    if not pred.ok or not gold.ok or pred.rows is None or gold.rows is None:
+        return False
+    if relevance_error(pred, gold):
+        return False
+    pred_rows = [tuple(r) for r in pred.rows]
+    width = len(gold.columns or [])
+    if len(pred.columns or []) != width:
+        return False
+    if not gold.rows:
+        return not pred_rows and gold.reads <= pred.reads | {(t, "") for t in pred.tables}
+
+    def match(rows: list[tuple]) -> bool:
+        if ref.segments is not None:
+            return _segments_match(rows, ref.segments, ref.ordered, float_tol)
+        return results_match(rows, gold.rows, ordered=ref.ordered, float_tol=float_tol)
+
+    if match(pred_rows):
+        return True
+    if width < 2 or not pred_rows:
+        return False
+    pool = [r for m, _, _ in ref.segments for r in m] if ref.segments is not None else gold.rows
+    for perm in _permutations(pred_rows, pool, width, exact_bag=ref.segments is None):
+        if match([tuple(r[i] for i in perm) for r in pred_rows]):
+            return True
+    return False

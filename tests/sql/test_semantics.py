@@ -1,0 +1,193 @@
+"""Each finding of the adversarial search, as a named test: ``training`` fixes it, ``official`` keeps today's verdict.
+
+Rows of the official-vs-training table in docs/sql.md, in the same order.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import fence
+
+
+def rewards(task, example, completion):
+    return {v.name: v.fn(example, completion).reward for v in task.task.verifiers}
+
+
+def both(task, make_example, gold, completion):
+    training = rewards(task, make_example(gold), completion)
+    official = rewards(task, make_example(gold, "official"), completion)
+    return training, official
+
+
+# ---- holes: reward 1 without doing the task ----------------------------------------------------------------------
+
+
+def test_format_rule_pasted_back_is_not_the_format(sql_task, make_example):
+    rule = sql_task.FORMAT_RULE  # "... opens with a line ```sql and closes with a line ```."
+    training, official = both(sql_task, make_example, "SELECT name FROM student", rule)
+    assert official["sql_format"] == 1.0  # today: the rule's own text holds a ```sql ... ``` fence
+    assert training["sql_format"] == 0.0
+    block = sql_task.sql_format.fn(make_example("SELECT 1"), rule).block
+    assert "opening line holds more than the tag" in block
+
+
+def test_prose_in_a_fence_is_not_the_format(sql_task, make_example):
+    training, official = both(sql_task, make_example, "SELECT name FROM student", "```sql\nI do not know.\n```")
+    assert (official["sql_format"], training["sql_format"]) == (1.0, 0.0)
+    inline = "```sql SELECT name FROM student```"
+    training, official = both(sql_task, make_example, "SELECT name FROM student", inline)
+    assert (official["sql_format"], training["sql_format"]) == (1.0, 0.0)
+
+
+def test_constant_query_does_not_execute(sql_task, make_example):
+    training, official = both(sql_task, make_example, "SELECT name FROM student WHERE year = 2", fence("SELECT 1"))
+    assert official["executes"] == 1.0
+    assert training["executes"] == 0.0
+    assert sql_task.executes.fn(make_example("SELECT name FROM student"), fence("SELECT 1")).block == (
+        "The query runs but reads no table of the database, so it cannot answer the question."
+    )
+
+
+def test_query_about_other_tables_does_not_execute(sql_task, make_example):
+    gold = "SELECT name FROM student WHERE year = 2"
+    training, official = both(sql_task, make_example, gold, fence("SELECT count(*) FROM club"))
+    assert (official["executes"], training["executes"]) == (1.0, 0.0)
+    # a query on the question's table runs and is on topic: executes pays, result_match does not
+    training = rewards(sql_task, make_example(gold), fence("SELECT count(*) FROM student"))
+    assert training == {"sql_format": 1.0, "executes": 1.0, "result_match": 0.0}
+
+
+def test_memorised_constant_answer_does_not_match(sql_task, make_example):
+    gold = "SELECT count(*) FROM student WHERE city = 'rome'"  # 3
+    training, official = both(sql_task, make_example, gold, fence("SELECT 3"))
+    assert official["result_match"] == 1.0
+    assert training["result_match"] == 0.0
+
+
+def test_coinciding_answer_from_other_tables_does_not_match(sql_task, make_example):
+    gold = "SELECT count(*) FROM student WHERE year = 2"  # 2, as many as there are clubs
+    training, official = both(sql_task, make_example, gold, fence("SELECT count(*) FROM club"))
+    assert (official["result_match"], training["result_match"]) == (1.0, 0.0)
+
+
+def test_empty_reference_needs_same_width_and_columns(sql_task, make_example):
+    gold = "SELECT name, city FROM student WHERE gpa > 4"  # no row
+    for junk in ("SELECT 1 WHERE 0", "SELECT title FROM club WHERE 0", "SELECT name, city FROM student WHERE 0"):
+        training, official = both(sql_task, make_example, gold, fence(junk))
+        assert official["result_match"] == 1.0, junk  # today: two empty results always match
+        assert training["result_match"] == 0.0, junk
+    right = fence("SELECT name, city FROM student WHERE gpa >= 4.5")
+    assert rewards(sql_task, make_example(gold), right)["result_match"] == 1.0
+
+
+# ---- refusals: correct answers that earned 0 ---------------------------------------------------------------------
+
+
+def test_double_semicolon_runs(sql_task, make_example):
+    gold = "SELECT name FROM student WHERE year = 2"
+    for text in ("SELECT name FROM student WHERE year = 2;;", "SELECT name FROM student WHERE year = 2; ; -- done"):
+        training, official = both(sql_task, make_example, gold, fence(text))
+        assert official == {"sql_format": 1.0, "executes": 0.0, "result_match": 0.0}, text
+        assert training == {"sql_format": 1.0, "executes": 1.0, "result_match": 1.0}, text
+    block = sql_task.executes.fn(make_example(gold, "official"), fence("SELECT 1;;")).block
+    assert block == "only one SQL statement may run, and the text holds more than one"
+
+
+def test_columns_in_another_order_match(sql_task, make_example):
+    gold = "SELECT name, city FROM student WHERE year = 2"
+    training, official = both(sql_task, make_example, gold, fence("SELECT city, name FROM student WHERE year = 2"))
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+    gold = "SELECT name, gpa FROM student ORDER BY id"
+    training, official = both(sql_task, make_example, gold, fence("SELECT gpa, name FROM student ORDER BY id"))
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+    # a wrong answer is not made right by permuting: swapped values across columns stay wrong
+    wrong = fence("SELECT city, city FROM student WHERE year = 2")
+    assert rewards(sql_task, make_example("SELECT name, city FROM student WHERE year = 2"), wrong)["result_match"] == 0.0
+
+
+def test_another_row_of_the_tied_set_at_a_limit_matches(sql_task, make_example):
+    gold = "SELECT name FROM student ORDER BY gpa DESC LIMIT 1"  # ann and bob tie at 3.9
+    ex = make_example(gold)
+    other = "bob" if sql_task.reference_result(str(ex.db_path), gold).run.rows == [("ann",)] else "ann"
+    pred = fence(f"SELECT name FROM student WHERE name = '{other}'")
+    training, official = both(sql_task, make_example, gold, pred)
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+    # the whole tied set at the cut is correct too; a row outside it is not
+    assert rewards(sql_task, ex, fence("SELECT name FROM student WHERE gpa = 3.9"))["result_match"] == 1.0
+    assert rewards(sql_task, ex, fence("SELECT name FROM student WHERE name = 'cy'"))["result_match"] == 0.0
+    assert rewards(sql_task, ex, fence("SELECT name FROM student WHERE gpa >= 3.5"))["result_match"] == 0.0
+
+
+def test_tied_rows_in_another_order_match(sql_task, make_example):
+    gold = "SELECT name FROM student ORDER BY gpa DESC"  # ann/bob tie, di/ed tie
+    pred = fence("SELECT name FROM student ORDER BY gpa DESC, name DESC")
+    training, official = both(sql_task, make_example, gold, pred)
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+    # rows across different keys must still be in order
+    assert rewards(sql_task, make_example(gold), fence("SELECT name FROM student ORDER BY gpa"))["result_match"] == 0.0
+
+
+def test_ties_on_a_hidden_aggregate_key(sql_task, make_example):
+    # rome has 3 students; lima, oslo and paris tie at 1: the reference keeps one of them, any one is right
+    gold = "SELECT city FROM student GROUP BY city ORDER BY count(*) DESC LIMIT 2"
+    ex = make_example(gold)
+    kept = sql_task.reference_result(str(ex.db_path), gold).run.rows
+    assert kept[0] == ("rome",) and kept[1][0] in {"lima", "oslo", "paris"}
+    other = sorted({"lima", "oslo", "paris"} - {kept[1][0]})[0]
+    pred = fence(f"SELECT city FROM student GROUP BY city ORDER BY count(*) DESC, city = '{other}' DESC LIMIT 2")
+    training, official = both(sql_task, make_example, gold, pred)
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+    # with the count shown, too; a second key the question did not ask for changes nothing
+    gold = "SELECT city, count(*) FROM student GROUP BY city ORDER BY count(*) DESC LIMIT 2"
+    pred = fence(f"SELECT city, count(*) FROM student GROUP BY city ORDER BY 2 DESC, city = '{other}' DESC LIMIT 2")
+    assert rewards(sql_task, make_example(gold), pred)["result_match"] == 1.0
+
+
+def test_limit_without_order_by_accepts_any_rows(sql_task, make_example):
+    gold = "SELECT name FROM student WHERE city = 'rome' LIMIT 2"
+    ex = make_example(gold)
+    got = {r[0] for r in sql_task.reference_result(str(ex.db_path), gold).run.rows}
+    missing = ({"bob", "di", "flo"} - got).pop()
+    pred = fence(f"SELECT name FROM student WHERE city = 'rome' AND name <> '{sorted(got)[0]}'")
+    assert missing in {"bob", "di", "flo"}
+    training, official = both(sql_task, make_example, gold, pred)
+    assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
+
+
+def test_official_semantics_from_data_option(sql_task):
+    assert sql_task._data_option("semantics=official") == (None, "official")
+    assert sql_task._data_option("/some/path,semantics=training") == ("/some/path", "training")
+    assert sql_task.examples("dev", "semantics=official")[0].semantics == "official"
+    assert sql_task.examples("dev")[0].semantics == "training"
+    from mrtpo_sdk.sql import SQLDataError
+
+    with pytest.raises(SQLDataError, match="semantics is one of training, official"):
+        sql_task.examples("dev", "semantics=strict")
+
+
+def test_eval_reports_official_accuracy_beside_training(sql_task, make_example):
+    from mrtpo_sdk.evaluation import EvalRecord
+
+    gold = "SELECT name, city FROM student WHERE year = 2"
+    ex = make_example(gold)
+    swapped = fence("SELECT city, name FROM student WHERE year = 2")
+    records = [
+        EvalRecord("a", 0, swapped, {"result_match": sql_task.result_match.fn(ex, swapped).reward}, 3, ex),
+        EvalRecord("a", 1, fence(gold), {"result_match": 1.0}, 3, ex),
+    ]
+    m = sql_task.task.metrics(records)
+    assert m == {"execution_accuracy": 1.0, "execution_accuracy_official": 0.5}
+    off = make_example(gold, "official")
+    records = [EvalRecord("a", 0, swapped, {"result_match": 0.0}, 3, off)]
+    assert sql_task.task.metrics(records) == {"execution_accuracy": 0.0}
+
+
+def test_blocks_quoting_model_output_are_capped(sql_task, make_example):
+    ex = make_example("SELECT name FROM student")
+    long_token = "SELECT name FROM student WHERE " + "x" * 50_000 + " = 1"
+    block = sql_task.executes.fn(ex, fence(long_token)).block
+    assert 0 < len(block) <= 300 and block.endswith("…")
+    long_tag = "```" + "p" * 50_000 + "\nprint()\n```"
+    block = sql_task.sql_format.fn(ex, long_tag).block
+    assert len(block) <= len(sql_task.FORMAT_RULE) + 220
