@@ -259,7 +259,7 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
-    if config.max_steps == 0:
+    if config.max_steps == 0 or config.max_steps < -1:
         return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
     if (
         str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
@@ -416,8 +416,13 @@ def run_training(
 
     for line in preflight(task, examples, task_file=task_file):
         print(f"warning: {line}", flush=True)
+    from .authoring.check import check_prompts
+
+    check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
     out = Path(config.output_dir)
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
+    if checkpoint is not None:
+        _check_resume_matches(out, task.name, config.algo, checkpoint)
     if checkpoint is None:
         prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
     model: Any = script_args.model
@@ -484,7 +489,19 @@ def run_training(
     if trainer.accelerator.is_main_process:
         _write_run_info(out, run_info)
     start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
+    try:
+        trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
+    except KeyboardInterrupt:
+        if trainer.accelerator.is_main_process:
+            run_info.update(global_step=trainer.state.global_step, interrupted=True)
+            _write_run_info(out, run_info)
+            from .trainer.runs import complete_checkpoints
+
+            saved = complete_checkpoints(out)
+            hint = (f"; continue it with --resume_from_checkpoint true (latest: {saved[0].name})" if saved
+                    else "; no checkpoint was saved (--save_strategy steps --save_steps N saves them)")
+            print(f"interrupted at step {trainer.state.global_step}{hint}", file=sys.stderr, flush=True)
+        raise
     elapsed = time.perf_counter() - start
     policy_dir = out / POLICY_SUBDIR
     if script_args.save_policy:
@@ -561,6 +578,29 @@ def run_training(
         else:
             print("policy:  not saved (--save_policy false)")
     return 0
+
+
+def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str) -> None:
+    """A resumed run continues the same task and algorithm (its ``run.json`` says which).
+
+    Raises:
+        MRTPOError: the run folder's task or algo differs from this command's.
+    """
+    import json
+
+    info_path = out / "run.json"
+    if not info_path.is_file():
+        return
+    try:
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    for key, value, flag in (("task", task_name, "the task file"), ("algo", algo, "--algo")):
+        if info.get(key) not in (None, value):
+            raise MRTPOError(
+                f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
+                f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
+            )
 
 
 def _jsonable(v: Any) -> Any:

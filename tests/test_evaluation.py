@@ -92,7 +92,7 @@ def test_task_metrics_are_merged_and_checked():
 def test_a_fixed_example_list_has_no_held_out_split():
     task = Task(name="t", examples=[{"id": "1"}], prompt=lambda ex: "p", verifiers=[a])
     assert task.eval_split is None
-    with pytest.raises(MRTPOError, match="no held-out split"):
+    with pytest.raises(MRTPOError, match="needs a held-out split"):
         Task(name="t", examples=[{"id": "1"}], prompt=lambda ex: "p", verifiers=[a], eval_split="test")
 
 

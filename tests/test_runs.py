@@ -361,3 +361,69 @@ def test_a_verifier_raising_in_the_dev_evaluation_writes_its_details(tmp_path, c
     assert "verifier 'has_e'" in line and "KeyError" in line and f"(details: {out / 'errors' / 'eval-0-has_e.txt'})" in line
     details = (out / "errors" / "eval-0-has_e.txt").read_text()
     assert "example:" in details and "dev-0" in details and "Traceback" in details
+
+
+def test_a_verifier_that_changes_its_example_during_training_stops_it(tmp_path, capsys):
+    """Only some sampled completions trigger the mutation: lint/check probes cannot see it, training must."""
+    task_file = tmp_path / "mutates.py"
+    task_file.write_text(LETTERS_WITH_DEV.replace(
+        'return Result(float("e" in completion)',
+        'if "e" not in completion and "a" in completion:\n'
+        '        example.setdefault("seen", []).append(completion)\n'
+        '    return Result(float("e" in completion)'))
+    out = tmp_path / "run"
+    code = main(["train", str(task_file), "--output_dir", str(out), "--policy_preset", "tiny",
+                 "--per_device_train_batch_size", "8", "--max_completion_length", "24", "--max_steps", "8",
+                 "--eval_strategy", "no", "--temperature", "1.5"])
+    line = error_line(capsys)
+    assert code == 2
+    assert "verifier 'has_e'" in line and "changed its example (example['seen'] was missing, now [" in line
+    assert "a verifier must only read the example" in line
+
+
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--reward_weights", "nan", "1"], "reward_weights must be finite numbers"),
+        (["--per_device_train_batch_size", "0"], "per_device_train_batch_size must be >= 1, got 0"),
+        (["--learning_rate", "-1"], "learning_rate must be a finite number >= 0, got -1.0"),
+    ],
+)
+def test_bad_numbers_are_one_line_before_anything_is_written(tmp_path, capsys, flags, fragment):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, *flags]) == 2
+    assert fragment in error_line(capsys)
+    assert not out.exists()
+
+
+def test_a_scalar_reward_weights_in_yaml_is_one_line(tmp_path, capsys):
+    (tmp_path / "w.yaml").write_text("reward_weights: 1\n")
+    assert main(["train", LETTERS, "--config", str(tmp_path / "w.yaml"), "--output_dir", str(tmp_path / "o")]) == 2
+    assert "reward_weights must be a list of numbers" in error_line(capsys)
+
+
+def test_a_run_that_stopped_before_its_first_step_does_not_block_the_folder(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"task": "letters", "global_step": 0, "finished": False}))
+    (out / "metrics.jsonl").write_text("")
+    (out / "errors").mkdir()
+    (out / "errors" / "1-has_a.txt").write_text("details of the failure")
+    assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "1"]) == 0
+    assert "held a run that stopped before its first step; starting over" in capsys.readouterr().out
+    assert (out / "errors" / "1-has_a.txt").read_text() == "details of the failure"  # kept
+
+
+def test_resume_refuses_another_algo_or_task(tmp_path, capsys):
+    out = tmp_path / "run"
+    base = ["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "2", "--save_strategy", "steps",
+            "--save_steps", "2"]
+    assert main(base) == 0
+    capsys.readouterr()
+    assert main([*base, "--max_steps", "3", "--resume_from_checkpoint", "true", "--algo", "gdpo"]) == 2
+    assert "that run trained algo 'mrtpo', this command algo 'gdpo'; resume with the same --algo" in error_line(capsys)
+    other = tmp_path / "letters_dev.py"
+    other.write_text(LETTERS_WITH_DEV)
+    assert main(["train", str(other), *base[2:], "--resume_from_checkpoint", "true"]) == 2
+    assert "that run trained task 'letters', this command task 'letters_dev'" in error_line(capsys)
+    assert json.loads((out / "run.json").read_text())["task"] == "letters"  # untouched

@@ -6,6 +6,7 @@ TRL's ``beta`` is the KL coefficient; the MRTPO mixing coefficient of spec §5 i
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -38,7 +39,8 @@ class MRTPOConfig(GRPOConfig):
         replay_max_tokens (`int`, defaults to 16384): token budget of one replay forward pass, rows × (shared prefix
             + longest suffix), padding included; contexts are length-sorted and prefix-shared (docs/performance.md).
         js_chunk_size (`int`, *optional*): tokens per Jensen–Shannon chunk (memory ``O(chunk × V)``); unset = chosen
-            from a 1 GiB budget (:func:`~mrtpo_sdk.algorithms.js.js_chunk_size_for_budget`).
+            from a memory budget, 1 GiB on an accelerator, 256 MiB on CPU
+            (:func:`~mrtpo_sdk.algorithms.js.js_chunk_size_for_budget`).
         replay_batch_size (`int`, *optional*): extra cap on contexts per replay forward pass (unset = the token budget
             alone decides).
 
@@ -96,7 +98,8 @@ class MRTPOConfig(GRPOConfig):
     )
     js_chunk_size: int | None = field(
         default=None,
-        metadata={"help": "Tokens per Jensen-Shannon chunk in the replay (unset: chosen from a 1 GiB memory budget)."},
+        metadata={"help": "Tokens per Jensen-Shannon chunk in the replay (unset: chosen from a memory budget, 1 GiB on "
+                 "an accelerator, 256 MiB on CPU)."},
     )
     replay_batch_size: int | None = field(
         default=None,
@@ -175,7 +178,8 @@ class MRTPOConfig(GRPOConfig):
             raise ValueError(f"beta_warmup_steps must be >= 0, got {self.beta_warmup_steps}")
         if self.reward_std_floor < 0 or self.advantage_eps <= 0:
             raise ValueError("reward_std_floor must be >= 0 and advantage_eps > 0")
-        if any(v is not None and v < 1 for v in (self.js_chunk_size, self.replay_batch_size)) or self.replay_max_tokens < 1:
+        optional = (self.js_chunk_size, self.replay_batch_size)
+        if any(v is not None and v < 1 for v in optional) or self.replay_max_tokens < 1:
             raise ValueError("js_chunk_size, replay_batch_size (when set) and replay_max_tokens must be >= 1")
         if self.eval_max_examples < 1:
             raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
@@ -195,11 +199,25 @@ class MRTPOConfig(GRPOConfig):
                 f"(spec §1: GRPO on the summed reward, GDPO/MRTPO per reward); leave scale_rewards unset ('group')"
             )
         if self.reward_weights is not None:
+            if isinstance(self.reward_weights, (int, float, str)):
+                raise ValueError(f"reward_weights must be a list of numbers (one per verifier), got {self.reward_weights!r}")
             weights = list(self.reward_weights)
             if not weights or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights):
                 raise ValueError(f"reward_weights must be a list of numbers (one per verifier), got {self.reward_weights!r}")
+            if not all(math.isfinite(w) for w in weights):
+                raise ValueError(f"reward_weights must be finite numbers, got {weights}")
             if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
                 raise ValueError(f"reward_weights must be >= 0 with at least one > 0, got {weights}")
+        # Trainer/TRL fields that would otherwise fail with a traceback deep inside the first step.
+        for name, low in (("per_device_train_batch_size", 1), ("num_generations", 2), ("max_completion_length", 1),
+                          ("gradient_accumulation_steps", 1)):
+            value = getattr(self, name, None)
+            if value is not None and value < low:
+                raise ValueError(f"{name} must be >= {low}, got {value}")
+        if not (math.isfinite(self.learning_rate) and self.learning_rate >= 0):
+            raise ValueError(f"learning_rate must be a finite number >= 0, got {self.learning_rate}")
+        if self.temperature is not None and not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
         # Evaluation is greedy unless asked otherwise (TRL's None would mean num_generations samples per prompt).
         if self.num_generations_eval is None:
             self.num_generations_eval = 1

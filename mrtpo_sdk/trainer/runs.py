@@ -70,11 +70,19 @@ def prepare_output_dir(
     found = previous_run_files(output_dir)
     if not found:
         return
+    if _took_no_step(Path(output_dir), found):  # e.g. a bad setting stopped it before step 1: nothing to lose
+        for path in found:
+            if path.name == "errors":
+                continue  # its details files stay (they never overwrite each other)
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        log(f"note: {output_dir} held a run that stopped before its first step; starting over")
+        return
     names = ", ".join(p.name + ("/" if p.is_dir() else "") for p in found[:6]) + (", ..." if len(found) > 6 else "")
     if not overwrite:
         raise MRTPOError(
             f"{output_dir} holds a previous run ({names}); pass --overwrite_output_dir true to replace it, "
-            f"--resume_from_checkpoint true to continue it, or another --output_dir"
+            f"--resume_from_checkpoint true to continue it, or another --output_dir (from Python: "
+            f"overwrite_output_dir=True, train(resume_from_checkpoint=True))"
         )
     for path in found:
         if path.is_dir():
@@ -82,6 +90,31 @@ def prepare_output_dir(
         else:
             path.unlink()
     log(f"note: --overwrite_output_dir: removed the previous run in {output_dir} ({names})")
+
+
+def _took_no_step(out: Path, found: list[Path]) -> bool:
+    """The folder's run stopped before its first optimizer step: no checkpoint, no policy, no training row, and
+    ``run.json`` says ``global_step`` 0."""
+    names = {p.name for p in found}
+    if any(n.startswith("checkpoint-") or n in ("policy", "adapter") for n in names):
+        return False
+    info = out / "run.json"
+    if info.is_file():
+        try:
+            if json.loads(info.read_text(encoding="utf-8")).get("global_step", 0) != 0:
+                return False
+        except (json.JSONDecodeError, OSError):
+            return False
+    metrics = out / "metrics.jsonl"
+    if metrics.is_file():
+        for line in metrics.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if any(k.startswith("rewards/") for k in row):
+                return False
+    return True
 
 
 def complete_checkpoints(folder: str | Path, log: Callable[[str], None] | None = None) -> list[Path]:

@@ -34,6 +34,7 @@ from ..algorithms import (
     replay_pairs,
     smoothstep_beta,
 )
+from ..contract import ExampleMutatedError, changed, mutation_message, snapshot
 from ..errors import MRTPOError, VerifierError, VerifierTimeout
 from ..replay import replay_relevance
 from ..task import Task, example_id
@@ -275,10 +276,19 @@ class MRTPOTrainer(GRPOTrainer):
                                                    trl_kwargs=extra)
                     timeouts = 0
                 else:
+                    # the verifier must only read its example: every completion of a group is scored against the
+                    # same object (lint MRT009 and check test this on probes; here on the real completions)
+                    before = {e: snapshot(self._examples_by_id[e]) for e in dict.fromkeys(example_id)}
                     scored = [self._score_one(verifier, ex, _completion_text(completions[row]), example_id[row])
                               for row, ex in enumerate(examples)]
                     results = [r for r, _ in scored]
                     timeouts = sum(t for _, t in scored)
+                    for e, snap in before.items():
+                        diff = changed(snap, self._examples_by_id[e])
+                        if diff is not None:
+                            where = f"task {self.task.name!r}, verifier {verifier.name!r}, example {e!r}"
+                            raise ExampleMutatedError(mutation_message(where, diff, verifier.location),
+                                                      task=self.task.name, verifier=verifier.name, example_id=e)
             except VerifierTimeout as exc:  # a batched reward function: the whole batch failed to score in time
                 logger.warning("%s; scored %g (its failure_reward) and training goes on", exc, verifier.failure_reward)
                 results = [verifier.timeout_result(exc)] * len(completions)
