@@ -342,26 +342,88 @@ def block_sites(src: SourceFile, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> 
     return sorted(sites, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
 
 
-def blocks_used(fn: ast.FunctionDef | ast.AsyncFunctionDef, verifier_names: set[str]) -> list[tuple[str, ast.AST]]:
-    """Uses of another verifier's block inside ``fn``: ``other(example, completion).block`` or ``r.block`` where
-    ``r = other(...)``; returns ``(verifier name, .block node)`` pairs."""
-    assigned: dict[str, str] = {}
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name)
-            and node.value.func.id in verifier_names
-        ):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    assigned[t.id] = node.value.func.id
+def blocks_used(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    verifier_names: set[str],
+    groups: dict[str, set[str]] | None = None,
+) -> list[tuple[str, ast.AST]]:
+    """Uses of another verifier's block inside ``fn``; returns ``(verifier name, .block node)`` pairs (a node that
+    may be the block of several verifiers gives one pair per verifier).
+
+    Found: ``other(example, completion).block`` and ``other.score(...).block``; ``r.block`` where
+    ``r = other(...)``; loops and comprehensions over verifiers (``for check in (a, b): check(...).block``,
+    ``" ".join(r.block for r in results)`` with ``results = [check(...) for check in (a, b)]``, ``results[0].block``).
+    ``groups`` maps names of module-level collections of verifiers (``CHECKS = [a, b]``) to the names they hold.
+    """
+    groups = groups or {}
+    loop_vars: dict[str, set[str]] = {}  # a name bound to one of these verifiers
+    results: dict[str, set[str]] = {}  # a name bound to the result of one of these verifiers
+    result_lists: dict[str, set[str]] = {}  # a name bound to a collection of their results
+
+    def verifiers_of(expr: ast.AST | None) -> set[str]:
+        if isinstance(expr, ast.Name):
+            if expr.id in verifier_names:
+                return {expr.id}
+            return loop_vars.get(expr.id) or groups.get(expr.id) or set()
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return set().union(*(verifiers_of(e) for e in expr.elts)) if expr.elts else set()
+        if isinstance(expr, ast.Starred):
+            return verifiers_of(expr.value)
+        return set()
+
+    def result_of(expr: ast.AST | None) -> set[str]:
+        """Verifiers whose result ``expr`` may be."""
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr == "score":
+                return verifiers_of(func.value)
+            return verifiers_of(func)
+        if isinstance(expr, ast.Name):
+            return results.get(expr.id, set())
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+            return result_lists.get(expr.value.id, set())
+        return set()
+
+    def results_in(expr: ast.AST | None) -> set[str]:
+        """Verifiers whose results the collection ``expr`` may hold."""
+        if isinstance(expr, ast.Name):
+            return result_lists.get(expr.id, set())
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return result_of(expr.elt)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return set().union(*(result_of(e) for e in expr.elts)) if expr.elts else set()
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in {"list", "tuple"}:
+            return results_in(expr.args[0]) if expr.args else set()
+        return set()
+
+    def bind(target: ast.AST, names: set[str], table: dict[str, set[str]]) -> bool:
+        if names and isinstance(target, ast.Name) and not names <= table.get(target.id, set()):
+            table[target.id] = table.get(target.id, set()) | names
+            return True
+        return False
+
+    nodes = list(ast.walk(fn))
+    for _ in range(_MAX_DEPTH):  # a few passes: a binding may depend on one made later in the walk
+        changed = False
+        for node in nodes:
+            loops: list[tuple[ast.AST, ast.AST]] = []
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                loops.append((node.target, node.iter))
+            elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+                loops.extend((g.target, g.iter) for g in node.generators)
+            for target, it in loops:
+                changed |= bind(target, verifiers_of(it), loop_vars)
+                changed |= bind(target, results_in(it), results)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    changed |= bind(t, result_of(node.value), results)
+                    changed |= bind(t, results_in(node.value), result_lists)
+        if not changed:
+            break
     found = []
-    for node in ast.walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr == "block":
-            base = node.value
-            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in verifier_names:
-                found.append((base.func.id, node))
-            elif isinstance(base, ast.Name) and base.id in assigned:
-                found.append((assigned[base.id], node))
+            for name in sorted(result_of(node.value)):
+                found.append((name, node))
     return found

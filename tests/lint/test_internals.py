@@ -212,3 +212,42 @@ def test_rule_selection_layers_follow_ruff():
     config = Layer(ignore=["MRT003"])
     assert "MRT003" not in resolve_codes([config, Layer(ignore=["MRT004"])])
     assert resolve_codes([config, Layer(select=["MRT003"])]) == {"MRT003"}
+
+
+def test_blocks_used_follows_loops_and_comprehensions(tmp_path):
+    path = tmp_path / "t.py"
+    path.write_text(
+        "def v(e, c):\n"
+        "    results = [check(e, c) for check in (num, unit)]\n"
+        "    first = results[0].block\n"
+        "    for other in CHECKS:\n"
+        "        out = other.score(e, c)\n"
+        "        first += out.block\n"
+        "    return Result(1, ' '.join(r.block for r in results))\n"
+    )
+    fn = source_file(path).functions["v"]
+    used = blocks_used(fn, {"num", "unit", "fmt"}, {"CHECKS": {"fmt"}})
+    by_line = sorted({(node.lineno, name) for name, node in used})
+    assert by_line == [(3, "num"), (3, "unit"), (6, "fmt"), (7, "num"), (7, "unit")]
+    assert blocks_used(fn, {"unrelated"}) == []
+
+
+def test_shared_information_between_blocks():
+    from mrtpo_sdk.lint.rules.mrt001_merged_blocks import _shared_sentence as shared
+
+    number = "The answer's number is 180, not 8."
+    # another verifier's finding in other words, next to this block's own sentence
+    assert shared("The unit 'km' is not apples. The number 180 is not 8.", number) == "The number 180 is not 8."
+    # one sentence holding both, and the other block's sentence in another case
+    assert shared("The unit 'km' is not apples, and the number 180 is not 8.", "The number 180 is not 8.")
+    # a block that is only the other block's information: that block is the one whose information it is
+    assert shared("The number 180 is not 8.", "The unit 'km' is not apples. The number 180 is not 8.") is None
+    assert shared("The unit 'km' is not apples.", number) is None
+    # structured data in the policy's format and shared identifiers are not prose information
+    call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    assert shared("<think>\nThe request needs 1 call to get_time.\n</think>\n" + call,
+                  "<think>\nThe function to call is get_time.\n</think>\n" + call) is None
+    assert shared("The request needs 2 calls to criminal_record.get_status, criminal_record.get_offense_nature.",
+                  "The functions to call are criminal_record.get_status and criminal_record.get_offense_nature.") is None
+    # word boundaries: 18 is not 180
+    assert shared("The unit 'km' is not apples. The number 18 is not 8.", "The number 180 is not 8.") is None
