@@ -12,9 +12,9 @@ Cost (the only one MRTPO adds over GDPO), see docs/performance.md:
   for ``P_all`` and ``P_\\k`` of one response; for in-prompt tasks whatever the contexts share). The key/value cache
   of a shared prefix is computed once with transformers' own :class:`~transformers.DynamicCache`, copied and
   expanded (``batch_repeat_interleave``) per batch, and only the differing suffix (blocks + completion) is run,
-  with an attention mask of ones over the prefix (position ids: the model's own continuation ``P, P+1, …``). The grouping is
-  hierarchical (a prefix shared by a whole group, then a longer one shared by the contexts of one response) and
-  chosen by a small cost model. Where a model's cache cannot be reused that way (recurrent / linear-attention /
+  with an attention mask of ones over the prefix (position ids: the model's own continuation ``P, P+1, …``).
+  The grouping is hierarchical (a prefix shared by a whole group, then a longer one shared by the contexts of one
+  response) and chosen by a small cost model (tokens computed + a per-pass overhead). Where a model's cache cannot be reused that way (recurrent / linear-attention /
   hybrid caches, stateful models, no ``cache`` argument, or a one-time check against the plain forward that
   fails) the replay falls back to running every context from token 0, with a logged reason.
 * **Batching.** Contexts are sorted by length and batched by a token budget (``max_tokens``: rows x (prefix +
@@ -69,7 +69,7 @@ DEFAULT_REPLAY_MAX_TOKENS = 16384
 
 # Cost model of the prefix grouping, in "tokens": a separate forward pass (kernel launches, cache copy) costs about
 # this many tokens of work. Large on accelerators (launch-bound small batches), small on CPU (compute-bound).
-_PASS_OVERHEAD_TOKENS = {"cpu": 16}
+_PASS_OVERHEAD_TOKENS = {"cpu": 32}
 _PASS_OVERHEAD_TOKENS_ACCEL = 768
 _HEAD_SLICE_BYTES = 64 * 2**20  # upcast the output embedding to float32 at most this many bytes at a time
 
@@ -174,21 +174,67 @@ def final_hidden_states(model: Any, input_ids: torch.Tensor, attention_mask: tor
     return out.last_hidden_state
 
 
+_FP32_WEIGHT_CACHE_BYTES = 1 << 30  # keep an upcast copy of a half-precision head weight up to this size
+_MM_OUT_DTYPE_OK: dict[str, bool] = {}
+
+
+class _Fp32Linear:
+    """``x @ weight.T + bias`` with float32 output (float64 if either is float64), never rounded to the weight's
+    dtype. For a half-precision weight: on CUDA, when ``x`` is exactly representable in that dtype (the decoder's
+    own output is), ``torch.mm(..., out_dtype=float32)`` (half inputs, float32 accumulation and output: tensor-core
+    speed); otherwise the weight upcast once per replay (kept while it is at most 1 GiB) or slice by slice."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        self.weight, self.bias = weight, bias
+        self._upcast: torch.Tensor | None = None
+
+    def _mm_out_dtype(self, x: torch.Tensor) -> torch.Tensor | None:
+        w = self.weight
+        if w.device.type != "cuda" or w.dtype not in (torch.bfloat16, torch.float16):
+            return None
+        if _MM_OUT_DTYPE_OK.get(w.device.type) is False:
+            return None
+        xh = x.to(w.dtype)
+        if not bool((xh.to(x.dtype) == x).all()):
+            return None
+        try:
+            out = torch.mm(xh.reshape(-1, xh.size(-1)), w.t(), out_dtype=torch.float32)
+        except (TypeError, RuntimeError, NotImplementedError) as exc:
+            _MM_OUT_DTYPE_OK[w.device.type] = False
+            logger.info("replay: torch.mm(out_dtype=float32) unavailable (%s); the head weight is upcast instead",
+                        str(exc).splitlines()[0][:120])
+            return None
+        _MM_OUT_DTYPE_OK[w.device.type] = True
+        return out.reshape(*x.shape[:-1], w.size(0))
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        w = self.weight
+        dtype = torch.float64 if torch.float64 in (x.dtype, w.dtype) else torch.float32
+        x = x.to(device=w.device, dtype=dtype)
+        out = None
+        if w.dtype == dtype:
+            out = torch.nn.functional.linear(x, w)
+        elif dtype == torch.float32:
+            out = self._mm_out_dtype(x)
+        size = w.numel() * torch.finfo(dtype).bits // 8
+        if out is None and self._upcast is None and size <= _FP32_WEIGHT_CACHE_BYTES:
+            self._upcast = w.detach().to(dtype)
+        if out is None and self._upcast is not None:
+            out = torch.nn.functional.linear(x, self._upcast)
+        if out is None:
+            v = w.size(0)
+            step = max(1, _HEAD_SLICE_BYTES // max(1, w.size(1) * torch.finfo(dtype).bits // 8))
+            out = torch.empty((*x.shape[:-1], v), dtype=dtype, device=x.device)
+            for start in range(0, v, step):
+                out[..., start : start + step] = torch.nn.functional.linear(x, w[start : start + step].to(dtype))
+        if self.bias is not None:
+            out = out + self.bias.to(dtype)
+        return out
+
+
 def _fp32_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``x @ weight.T + bias`` in float32 (float64 if either is float64), the weight upcast slice by slice."""
-    dtype = torch.float64 if torch.float64 in (x.dtype, weight.dtype) else torch.float32
-    x = x.to(device=weight.device, dtype=dtype)
-    if weight.dtype == dtype:
-        out = torch.nn.functional.linear(x, weight)
-    else:
-        v = weight.size(0)
-        step = max(1, _HEAD_SLICE_BYTES // max(1, weight.size(1) * torch.finfo(dtype).bits // 8))
-        out = torch.empty((*x.shape[:-1], v), dtype=dtype, device=x.device)
-        for start in range(0, v, step):
-            out[..., start : start + step] = torch.nn.functional.linear(x, weight[start : start + step].to(dtype))
-    if bias is not None:
-        out = out + bias.to(dtype)
-    return out
+    """``x @ weight.T + bias`` in float32 (float64 if either is float64); see :class:`_Fp32Linear`."""
+    return _Fp32Linear(weight, bias)(x)
 
 
 def lm_head_projection(model: Any) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -212,10 +258,11 @@ def lm_head_projection(model: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         mult /= float(value)
     softcap = getattr(config, "final_logit_softcapping", None)
     weight = getattr(head, "weight", None)
+    linear = _Fp32Linear(weight, getattr(head, "bias", None)) if isinstance(weight, torch.Tensor) else None
 
     def project(h: torch.Tensor) -> torch.Tensor:
-        if isinstance(weight, torch.Tensor) and weight.dim() == 2:
-            logits = _fp32_linear(h, weight, getattr(head, "bias", None))
+        if linear is not None and weight.dim() == 2:
+            logits = linear(h)
         else:
             logits = head(h.to(next(head.parameters()).dtype)).float()
         if mult != 1.0:
@@ -249,8 +296,8 @@ def _stub_output_class() -> type:
 class _Stub:
     """Context manager: ``decoder.forward`` returns fixed hidden states; the output embedding runs in float32."""
 
-    def __init__(self, decoder: Any, head: Any, hidden: torch.Tensor):
-        self.decoder, self.head, self.hidden = decoder, head, hidden
+    def __init__(self, decoder: Any, head: Any, hidden: torch.Tensor, linear: "_Fp32Linear | None"):
+        self.decoder, self.head, self.hidden, self.linear = decoder, head, hidden, linear
         self.decoder_called = self.head_called = False
 
     def _decoder_forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -259,13 +306,13 @@ class _Stub:
 
     def _head_forward(self, x: torch.Tensor) -> torch.Tensor:
         self.head_called = True
-        return _fp32_linear(x, self.head.weight, getattr(self.head, "bias", None))
+        return self.linear(x)
 
     def __enter__(self) -> "_Stub":
         # instance-level forwards (e.g. accelerate's hooks) are saved and put back
         self._saved = [(m, m.__dict__.get("forward")) for m in (self.decoder, self.head)]
         self.decoder.forward = self._decoder_forward
-        if isinstance(getattr(self.head, "weight", None), torch.Tensor) and self.head.weight.dim() == 2:
+        if self.linear is not None:
             self.head.forward = self._head_forward
         return self
 
@@ -292,9 +339,13 @@ def model_head(model: Any) -> tuple[Callable[[torch.Tensor], torch.Tensor], str]
     if decoder is None or head is None:
         return lm_head_projection(model), "formula (no separate decoder / output embedding)"
 
+    weight = getattr(head, "weight", None)
+    linear = (_Fp32Linear(weight, getattr(head, "bias", None))
+              if isinstance(weight, torch.Tensor) and weight.dim() == 2 else None)
+
     def project(h: torch.Tensor) -> torch.Tensor:
         dtype = torch.float64 if h.dtype == torch.float64 else torch.float32
-        stub = _Stub(decoder, head, h.to(dtype).unsqueeze(0))
+        stub = _Stub(decoder, head, h.to(dtype).unsqueeze(0), linear)
         dummy = torch.zeros((1, h.size(0)), dtype=torch.long, device=h.device)
         with stub:
             out = model(input_ids=dummy, use_cache=False)
@@ -312,7 +363,8 @@ def model_head(model: Any) -> tuple[Callable[[torch.Tensor], torch.Tensor], str]
             hidden = decoder(input_ids=ids, use_cache=False).last_hidden_state[0]  # the real hidden size
             got = project(hidden)
             ref = model(input_ids=ids, use_cache=False).logits[0].to(got.dtype)
-            if got.shape != ref.shape or not torch.allclose(got, ref, rtol=2e-2, atol=2e-2 * (1 + float(ref.abs().max()))):
+            tol = 2e-2 * (1 + float(ref.abs().max()))
+            if got.shape != ref.shape or not torch.allclose(got, ref, rtol=2e-2, atol=tol):
                 raise RuntimeError("the stubbed forward does not reproduce the model's logits")
     except Exception as exc:  # noqa: BLE001 - any failure means: use the formula
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
@@ -354,7 +406,8 @@ def prefix_cache_support(model: Any) -> str | None:
         cache = DynamicCache(config=config)
     except Exception as exc:  # noqa: BLE001
         return f"DynamicCache(config=...) failed: {type(exc).__name__}: {exc}".splitlines()[0][:200]
-    bad = sorted({type(layer).__name__ for layer in cache.layers if type(layer) not in (DynamicLayer, DynamicSlidingWindowLayer)})
+    plain = (DynamicLayer, DynamicSlidingWindowLayer)
+    bad = sorted({type(layer).__name__ for layer in cache.layers if type(layer) not in plain})
     if bad:
         return f"its cache has {', '.join(bad)} layers (not plain key/value attention)"
     return None
@@ -527,6 +580,11 @@ def _naive_hidden(model: Any, seqs: list[_Seq], pad_token_id: int, batch_size: i
     return out, tokens
 
 
+def _default_js_memory(device: torch.device) -> int:
+    """Default JS chunk budget: 1 GiB on accelerators (large chunks amortize kernel launches), 256 MiB on CPU."""
+    return 256 * 2**20 if device.type == "cpu" else 1 << 30
+
+
 def _default_overhead(device: torch.device) -> int:
     return _PASS_OVERHEAD_TOKENS.get(device.type, _PASS_OVERHEAD_TOKENS_ACCEL)
 
@@ -667,7 +725,8 @@ def replay_relevance(
         batch_size: optional cap on contexts per forward pass (the token budget ``max_tokens`` is the main control).
         max_tokens: token budget of one forward pass: rows x (shared prefix + longest suffix), padding included.
         prefix_sharing: compute shared prefixes once (default); False = every context from token 0 (naive).
-        js_memory_bytes: memory budget of one JS chunk (default 1 GiB) when ``chunk_size`` is None.
+        js_memory_bytes: memory budget of one JS chunk when ``chunk_size`` is None; default 1 GiB on an accelerator,
+            256 MiB on CPU (there, smaller chunks stay in cache and run faster: docs/performance.md).
 
     Returns:
         :class:`ReplayOutput` with ``q`` of shape ``(B, K, T)``.
@@ -711,8 +770,9 @@ def replay_relevance(
         hdim = h_wo[0].size(-1)
         if chunk_size is None:
             vocab = model.get_output_embeddings().weight.shape[0]
-            kwargs = {} if js_memory_bytes is None else {"memory_bytes": js_memory_bytes}
-            chunk_size = js_chunk_size_for_budget(vocab, **kwargs)
+            if js_memory_bytes is None:
+                js_memory_bytes = _default_js_memory(completion_ids.device)
+            chunk_size = js_chunk_size_for_budget(vocab, js_memory_bytes)
         # pairs in groups whose (n, T, H) hidden tensors stay small; the JS inside is chunked by chunk_size
         per_group = max(1, (64 * 2**20) // max(1, T * hdim * h_wo[0].element_size()))
         for start in range(0, len(pairs), per_group):

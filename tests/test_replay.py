@@ -406,6 +406,7 @@ _TINY = dict(
     num_experts=4, num_local_experts=4, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
     first_k_dense_replace=1, kv_lora_rank=8, q_lora_rank=8, qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=8,
     sliding_window=12, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False,
+    rotary_dim=8, n_group=1, topk_group=1, attention_types=[[["global", "local"], 1]], window_size=12,
     # multipliers after the head, set away from their neutral values so that missing one is visible
     logits_scaling=4.0, lm_head_multiplier=3.0, logit_scale=0.5, output_multiplier=2.0, final_logit_softcapping=1.5,
 )
@@ -413,7 +414,17 @@ _TINY = dict(
 _TINY_LOOSE = {k: v for k, v in _TINY.items() if k not in ("head_dim", "num_key_value_heads", "qk_rope_head_dim",
                                                           "qk_nope_head_dim", "v_head_dim", "sliding_window")}
 _TINY_LOOSE.update(hidden_size=64, n_embd=64, d_model=64, intermediate_size=96)
+# hybrids whose first attention layer comes after a few linear-attention / SSM layers
+_TINY_DEEP = dict(_TINY, num_hidden_layers=8, n_layer=8, num_layers=8)
+# configs that derive a multiplier themselves (read-only property)
+_MULTIPLIERS = ("logits_scaling", "lm_head_multiplier", "logit_scale", "output_multiplier", "final_logit_softcapping")
+_TINY_PLAIN = {k: v for k, v in _TINY.items() if k not in _MULTIPLIERS}
 _MAX_TINY_PARAMS = 20_000_000
+
+
+def _first_line(exc):
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def _tiny_causal_lm(model_type):
@@ -422,7 +433,7 @@ def _tiny_causal_lm(model_type):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     reason = "no override set"
-    for overrides in (_TINY, _TINY_LOOSE):
+    for overrides in (_TINY, _TINY_LOOSE, _TINY_DEEP, _TINY_PLAIN):
         try:
             default = AutoConfig.for_model(model_type)
             kw = {k: v for k, v in overrides.items() if hasattr(default, k)}
@@ -435,15 +446,15 @@ def _tiny_causal_lm(model_type):
             torch.manual_seed(0)
             model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").float().eval()
         except ImportError as exc:
-            return None, f"needs an extra package: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+            return None, f"needs an extra package: {type(exc).__name__}: {_first_line(exc)[:160]}"
         except Exception as exc:  # noqa: BLE001
-            reason = f"cannot build tiny from a config: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+            reason = f"cannot build tiny from a config: {type(exc).__name__}: {_first_line(exc)[:160]}"
             continue
         try:
             with torch.no_grad():
                 model(input_ids=torch.tensor([[3, 4, 5, 6]]))
         except Exception as exc:  # noqa: BLE001
-            reason = f"its own forward fails on a tiny config: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            reason = f"its own forward fails on a tiny config: {type(exc).__name__}: {_first_line(exc)[:120]}"
             continue
         return model, None
     return None, reason
@@ -476,7 +487,7 @@ def test_every_causal_lm_replay_log_probs_equal_its_own_logits(model_type):
                 logits = model(input_ids=torch.tensor([c + y.tolist()])).logits[0]
                 refs.append(torch.log_softmax(logits[len(c) - 1 : len(c) - 1 + y.numel()].double(), -1))
         except Exception as exc:  # noqa: BLE001
-            reason = f"its own forward fails on a tiny config: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            reason = f"its own forward fails on a tiny config: {type(exc).__name__}: {_first_line(exc)[:120]}"
             ARCH_RESULTS[model_type] = "skipped: " + reason
             pytest.skip(reason)
         hidden, info = completion_hidden_states(model, ctxs, comps, pad_token_id=0, max_tokens=40)

@@ -208,7 +208,8 @@ def chunked_js_distance(hidden_p: Tensor, hidden_m: Tensor, mask: Tensor,
         else:
             with torch.no_grad():
                 vocab = project(flat_p.index_select(0, idx[:1])).shape[-1]
-        chunk_size = js_chunk_size_for_budget(vocab, memory_bytes, torch.float64 if cdt == torch.float64 else torch.float32)
+        chunk_size = js_chunk_size_for_budget(vocab, memory_bytes,
+                                              torch.float64 if cdt == torch.float64 else torch.float32)
     with torch.no_grad():
         for start in range(0, idx.numel(), chunk_size):
             sel = idx[start:start + chunk_size]

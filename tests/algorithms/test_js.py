@@ -220,3 +220,30 @@ def test_property_js_vs_reference(v, data):
     assert float(js_distance_from_logits(tp, tp)) == 0.0
     q32 = js_distance_from_logits(tp.float(), tm.float())
     assert 0.0 <= float(q32) <= 1.0
+
+
+def test_chunk_size_from_memory_budget_and_sparse_large_branch():
+    """chunk_size=None picks the chunk from the memory budget (same q as any explicit chunk); the large-|x| branch,
+    evaluated only where needed, matches the float64 reference where many or no entries take it."""
+    from mrtpo_sdk.algorithms.js import js_chunk_size_for_budget
+
+    assert js_chunk_size_for_budget(1000, memory_bytes=14 * 1000 * 4 * 37) == 37
+    assert js_chunk_size_for_budget(10**6, memory_bytes=1) == 1
+    assert js_chunk_size_for_budget(8192) == (1 << 30) // (14 * 8192 * 4)
+    with pytest.raises(ValueError):
+        js_chunk_size_for_budget(0)
+    g = torch.Generator().manual_seed(7)
+    hp = torch.randn(3, 9, 8, generator=g, dtype=torch.float64)
+    hm = hp + 0.3 * torch.randn(3, 9, 8, generator=g, dtype=torch.float64)
+    mask = torch.ones(3, 9, dtype=torch.bool)
+    mask[2, 5:] = False
+    head = torch.nn.Linear(8, 50, bias=False).double()
+    ref = chunked_js_distance(hp, hm, mask, head, chunk_size=4)
+    auto = chunked_js_distance(hp, hm, mask, head, chunk_size=None, memory_bytes=14 * 50 * 8 * 5)
+    assert (ref - auto).abs().max() < 1e-12  # chunking changes only the rounding of the projection
+    for scale in (0.01, 30.0):  # no entry / most entries with |log p - log m| / 2 > 1
+        lp = torch.randn(4, 60, generator=g, dtype=torch.float64) * scale
+        lm = torch.randn(4, 60, generator=g, dtype=torch.float64) * scale
+        got = js_distance_from_logits(lp, lm)
+        want = torch.tensor([ref_q for ref_q in _textbook_q(lp, lm).tolist()], dtype=torch.float64)
+        assert (got - want).abs().max() < 1e-7
