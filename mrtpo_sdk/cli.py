@@ -270,7 +270,8 @@ def train_command(rest: list[str]) -> int:
     script_args.model = known.model
     _require_extras(config)
     peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
-    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config)
+    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
+                        model_args=model_args)
 
 
 def _require_extras(config) -> None:
@@ -397,7 +398,8 @@ def _explain_parse_error(message: str, parser) -> str:
 
 
 def run_training(
-    task, script_args: TrainScriptArguments, config, task_file: str | None = None, peft_config: Any = None
+    task, script_args: TrainScriptArguments, config, task_file: str | None = None, peft_config: Any = None,
+    model_args: Any = None,
 ) -> int:
     from .policy.for_task import task_policy
     from .policy.pretrained import POLICY_SUBDIR
@@ -422,7 +424,7 @@ def run_training(
     out = Path(config.output_dir)
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
     if checkpoint is not None:
-        _check_resume_matches(out, task.name, config.algo, checkpoint)
+        _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
     if checkpoint is None:
         prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
     model: Any = script_args.model
@@ -485,6 +487,7 @@ def run_training(
         "resumed_from": checkpoint,
         "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
         "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
+        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
     }
     if trainer.accelerator.is_main_process:
         _write_run_info(out, run_info)
@@ -517,6 +520,8 @@ def run_training(
                 trainer.processing_class.save_pretrained(str(policy_dir))
         else:
             trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
+        if trainer.accelerator.is_main_process:
+            _write_model_card(trainer, policy_dir, task)
         hf_logging.enable_progress_bar()
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
@@ -580,11 +585,26 @@ def run_training(
     return 0
 
 
-def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str) -> None:
-    """A resumed run continues the same task and algorithm (its ``run.json`` says which).
+def _write_model_card(trainer, policy_dir: Path, task) -> None:
+    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), written where the policy
+    is; a card that cannot be made leaves a note, never a failed run."""
+    import shutil
+
+    try:
+        trainer.create_model_card(dataset_name=task.name)
+        card = Path(trainer.args.output_dir) / "README.md"
+        if card.is_file():
+            shutil.copyfile(card, policy_dir / "README.md")
+    except Exception as exc:  # noqa: BLE001 - the card is a nicety
+        print(f"note: no model card ({type(exc).__name__}: {exc})", flush=True)
+
+
+def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
+    """A resumed run continues the same task, algorithm and LoRA settings (its ``run.json`` says which).
 
     Raises:
-        MRTPOError: the run folder's task or algo differs from this command's.
+        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
+            lora_target_modules) differ from this command's.
     """
     import json
 
@@ -601,6 +621,14 @@ def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str)
                 f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
                 f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
             )
+    saved = info.get("model_args") or {}
+    if model_args is not None and saved:
+        for key in ("use_peft", "lora_r", "lora_alpha", "lora_target_modules"):
+            if key in saved and saved[key] != _jsonable(getattr(model_args, key, None)):
+                raise MRTPOError(
+                    f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
+                    f"command has {getattr(model_args, key, None)}; resume with the same LoRA settings"
+                )
 
 
 def _jsonable(v: Any) -> Any:

@@ -155,3 +155,45 @@ def test_a_missing_optional_package_names_the_extra(tmp_path, capsys, args, frag
         pytest.skip(f"{module} is installed here")
     assert main(["train", LETTERS, *SMALL, *args, "--output_dir", str(tmp_path / "o")]) == 2
     assert fragment in error_line(capsys)
+
+
+def test_policy_has_a_model_card_and_run_json_records_the_model_settings(tmp_path, local_model):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--use_peft", "--lora_r", "4",
+                 "--lora_target_modules", "q_proj", "v_proj", "--output_dir", str(out), "--save_strategy", "steps",
+                 "--save_steps", "2"]) == 0
+    card = (out / "policy" / "README.md").read_text()
+    assert "MRTPO" in card and "2610.21439" in card
+    info = json.loads((out / "run.json").read_text())
+    assert info["model_args"]["use_peft"] is True and info["model_args"]["lora_r"] == 4
+
+
+def test_resume_refuses_other_lora_settings(tmp_path, local_model, capsys):
+    out = tmp_path / "run"
+    lora = ["--use_peft", "--lora_r", "4", "--lora_target_modules", "q_proj", "v_proj"]
+    base = ["train", LETTERS, "--model", str(local_model), *SMALL, "--output_dir", str(out), "--save_strategy",
+            "steps", "--save_steps", "2"]
+    assert main([*base, *lora]) == 0
+    capsys.readouterr()
+    assert main([*base, "--max_steps", "3", "--resume_from_checkpoint", "true"]) == 2
+    assert "that run trained with --use_peft True, this command has False" in error_line(capsys)
+
+
+def test_task_form_examples_without_ids_get_generated_ids(tmp_path):
+    from datasets import Dataset
+
+    from mrtpo_sdk import Result, Task, verifier
+    from mrtpo_sdk.trainer import MRTPOTrainer
+
+    from .test_trainer import config
+
+    @verifier
+    def has_a(example, completion):
+        return Result(float("a" in completion), "")
+
+    task = Task(name="rows", examples=[{"id": "unused", "w": "x"}], prompt=lambda ex: f"Say {ex['w']}.",
+                verifiers=[has_a])
+    model, tok = tiny_policy(load_task(LETTERS))
+    rows = Dataset.from_list([{"w": w} for w in "abcdefgh"])
+    trainer = MRTPOTrainer(task, model, config(tmp_path, max_steps=1), examples=rows, processing_class=tok)
+    assert sorted(trainer._examples_by_id)[0].startswith("0-") and len(trainer._examples_by_id) == 8

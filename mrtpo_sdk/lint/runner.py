@@ -77,10 +77,11 @@ class LintReport:
 
 # ---------------------------------------------------------------------------------------------- discovery
 def declares_task(src: SourceFile) -> bool:
-    """True when the file assigns a ``Task(...)`` at module level (scanned before importing, like inspect_ai).
+    """True when the file assigns a ``Task(...)`` at module level (scanned before importing, like inspect_ai), or
+    assigns a call's result to ``task`` / ``*_task`` (a task built by a factory).
 
-    Files that build tasks only inside functions (tests, factories) are not task files and are not imported
-    when a folder is scanned; pass such a file explicitly to lint the tasks its import creates.
+    Files that build tasks only inside functions (tests) are not task files and are not imported when a folder is
+    scanned; pass such a file explicitly to lint the tasks its import creates.
     """
     if src.tree is None:
         return False
@@ -93,6 +94,10 @@ def declares_task(src: SourceFile) -> bool:
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
         if value is None:
             continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if isinstance(value, ast.Call) and any(n == "task" or n.endswith("_task") for n in names):
+            return True  # `task = make_task(...)`: a task built by a factory (importing it tells; no Task: a note)
         for node in ast.walk(value):
             if isinstance(node, ast.Call):
                 f = node.func
@@ -108,7 +113,7 @@ def _is_task_file(f: Path, errors: list[Finding]) -> bool:
         text = f.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    if not re.search(r"\bTask\b", text):  # cheap pre-check before parsing
+    if not re.search(r"\bTask\b|^(\w*_)?task\s*(:[^=\n]*)?=", text, re.M):  # cheap pre-check before parsing
         return False
     src = source_file(f)
     if src is None:

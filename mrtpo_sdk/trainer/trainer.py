@@ -37,7 +37,7 @@ from ..algorithms import (
 from ..contract import ExampleMutatedError, changed, mutation_message, snapshot
 from ..errors import MRTPOError, VerifierError, VerifierTimeout
 from ..replay import replay_relevance
-from ..task import Task, example_id
+from ..task import Task, example_id, with_ids
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
 from .config import MRTPOConfig
 from .credit import log_credit
@@ -127,7 +127,10 @@ class MRTPOTrainer(GRPOTrainer):
         # The model card and hub tags name the algorithm that trains the model (TRL's fields, read in __init__).
         self._name, self._paper = ALGORITHM_CARDS[args.algo]
         self._tag_names = ["trl", "mrtpo-sdk", args.algo]
-        examples = list(examples) if examples is not None else task.load_examples("train", data)
+        if examples is not None:  # given directly (a Dataset, dicts without ids): the same ids as Task(examples=...)
+            examples = with_ids(examples, f"task {task.name!r}, examples=")
+        else:
+            examples = task.load_examples("train", data)
         self._examples_by_id = {example_id(ex): ex for ex in examples}
         require_enough_examples(len(examples), args, what=f"task {task.name!r}")
         self.weights = reward_weights(task, args)
@@ -143,6 +146,8 @@ class MRTPOTrainer(GRPOTrainer):
                     f"Task(eval_split=...), pass eval_examples=..., or use eval_strategy='no', eval_on_start=False"
                 )
             eval_examples = task.load_examples(task.eval_split, data)
+        if eval_examples is not None:
+            eval_examples = with_ids(eval_examples, f"task {task.name!r}, eval_examples=")
         self.eval_examples = list(eval_examples)[: args.eval_max_examples] if eval_examples is not None else None
         super().__init__(
             model=model,

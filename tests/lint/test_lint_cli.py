@@ -689,3 +689,25 @@ def test_stdin_filename_sees_the_files_next_to_it(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO((REPO / "tasks" / "sql.py").read_text()))
     rc, out, _ = run(capsys, "lint", "--stdin-filename", "tasks/sql.py")
     assert rc == 0 and out.startswith("All checks passed! (1 task in 1 file,")
+
+
+def test_a_task_built_by_a_factory_is_linted_in_a_folder_and_by_the_hook(tmp_path, monkeypatch, capsys):
+    (tmp_path / "factory.py").write_text(
+        "from mrtpo_sdk import Result, Task, verifier\n\n"
+        "@verifier(kind='format')\n"
+        "def tagged(example, completion):\n"
+        "    ok = completion.startswith('<a>')\n"
+        "    return Result(float(ok), '' if ok else 'The answer is written between <a> and </a>.')\n\n"
+        "def make_task(name):\n"
+        "    return Task(name=name, examples=[{'id': str(i), 'w': w} for i, w in enumerate('abcdefgh')],\n"
+        "                prompt=lambda ex: 'Say ' + ex['w'], verifiers=[tagged],\n"
+        "                reference=lambda ex: '<a>' + ex['w'] + '</a>')\n"
+    )
+    (tmp_path / "via_factory.py").write_text("from factory import make_task\n\ntask = make_task('via')\n")
+    monkeypatch.chdir(tmp_path)
+    from mrtpo_sdk.cli import main
+
+    assert main(["lint", "."]) == 0
+    assert "(1 task in 1 file" in capsys.readouterr().out
+    assert main(["lint", "--force-exclude", "via_factory.py"]) == 0
+    assert "(1 task in 1 file" in capsys.readouterr().out
