@@ -8,6 +8,9 @@ Pipeline per training step::
     beta_n    = smoothstep_beta(step, beta, warmup_steps)                      # spec §5
     A_tok, stats = mrtpo_token_advantages(A, q, mask, replayed, beta_n)        # (N, T), spec §5
 
+Credit concentration (where the credit goes, for ``explain`` and ``concentration/<reward>``) is in
+:mod:`.concentration`.
+
 Baselines: :func:`grpo_advantages` and :func:`gdpo_advantages` return ``(N,)`` response-level advantages.
 """
 

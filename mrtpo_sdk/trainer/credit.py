@@ -7,94 +7,97 @@ Called from :meth:`MRTPOTrainer._mrtpo_advantages` after the replay (MRTPO only)
   where the reward had no replayed pair. The paper reports 0.26–0.29 for SQL and 0.13–0.15 for tool calling.
 * every ``log_samples_steps`` steps, ``credit-step<N>.html`` in the run directory: the first replayed completion of
   the step, one row per reward (tokens shaded by ``q_{k,t}``, the block, the reward, ``w_{k,t}``), the same page as
-  ``mrtpo-sdk explain`` writes.
+  ``mrtpo-sdk explain`` writes (:mod:`mrtpo_sdk.credit_view`).
+
+Takes plain tensors and rows (the metrics dict, the step's examples, completions and blocks), not the trainer.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..authoring.concentration import mean_concentration, token_share_for_mass
+from ..algorithms import token_weights
+from ..algorithms.concentration import mean_concentration, token_share_for_mass
+from ..credit_view import Explanation, render_html, reward_rows
+from ..task import Task, example_id
 
 __all__ = ["log_credit"]
 
 
 def log_credit(
-    trainer: Any,
+    metrics: dict[str, list[float]],
+    task: Task,
     completion_ids: torch.Tensor,
     q: torch.Tensor,
     mask: torch.Tensor,
     replayed: torch.Tensor,
     rewards: torch.Tensor,
     beta_n: float,
-    mode: str,
+    *,
+    examples: Sequence[Any],
+    completions: Sequence[str],
+    blocks: Sequence[Sequence[str]],
+    tokenizer: Any,
+    temperature: float,
+    global_step: int,
+    sample_every: int,
+    output_dir: str | Path,
 ) -> None:
-    """Append ``concentration/<reward>`` to the trainer's metrics and, on sample steps, write the HTML sample.
+    """Append ``concentration/<reward>`` to ``metrics`` and, on sample steps, write the HTML sample.
 
     Args:
-        trainer: the :class:`~mrtpo_sdk.trainer.MRTPOTrainer` (reads ``task``, ``args``, ``state``, ``_pending``).
+        metrics: the step's metrics by name (lists; the trainer's ``_metrics[mode]``).
+        task: the task (its verifiers name the rows).
         completion_ids: ``(B, T)`` the sampled token ids (this process's completions).
         q: ``(B, K, T)`` replay distances; ``mask``: ``(B, T)`` valid tokens; ``replayed``: ``(B, K)`` bool.
         rewards: ``(B, K)`` this process's rewards (NaN = not applicable).
         beta_n: the step's redistribution strength (for the sample's ``w``).
-        mode: ``"train"`` or ``"eval"``.
+        examples, completions, blocks: per completion its example, text and blocks (one per reward).
+        tokenizer: decodes the tokens of the page (a processor's ``.tokenizer`` is used when present).
+        temperature: the sampling temperature (shown on the page).
+        global_step: updates done so far; these completions train step ``global_step + 1``.
+        sample_every: write ``credit-step<N>.html`` every this many steps (0 = never; the trainer passes 0 outside
+            training and on processes other than the main one).
+        output_dir: the run directory.
     """
     share = token_share_for_mass(q, mask, replayed)
-    for name, value in zip(trainer.task.verifier_names, mean_concentration(share)):
-        trainer._metrics[mode][f"concentration/{name}"].append(math.nan if value is None else value)
-    args = trainer.args
-    if mode != "train" or not args.log_samples_steps or not trainer.accelerator.is_main_process:
+    for name, value in zip(task.verifier_names, mean_concentration(share)):
+        metrics[f"concentration/{name}"].append(math.nan if value is None else value)
+    if not sample_every:
         return
-    step = trainer.state.global_step + 1  # the step these completions train (metrics.jsonl numbering)
-    if step % args.log_samples_steps != 0 or not bool(replayed.any()):
+    step = global_step + 1  # the step these completions train (metrics.jsonl numbering)
+    if step % sample_every != 0 or not bool(replayed.any()):
         return
     row = int(replayed.any(dim=1).nonzero()[0, 0])
-    _write_sample(trainer, row, completion_ids, q, mask, replayed, rewards, beta_n, share)
-
-
-def _write_sample(trainer, row, completion_ids, q, mask, replayed, rewards, beta_n, share) -> Path:
-    from ..algorithms import token_weights
-    from ..authoring.explain import Explanation, RewardRow, render_html
-    from ..task import example_id
-
     n = int(mask[row].sum())
     ids = completion_ids[row, :n].tolist()
     w = token_weights(q[row : row + 1], mask[row : row + 1], replayed[row : row + 1], beta_n)[0]
-    tokenizer = trainer.processing_class
     tokenizer = getattr(tokenizer, "tokenizer", tokenizer)
-    task = trainer.task
     exp = Explanation(
         task=task.name,
-        example_id=example_id(trainer._pending["examples"][row]),
-        completion=trainer._pending["completions"][row],
+        example_id=example_id(examples[row]),
+        completion=completions[row],
         tokens=[tokenizer.decode([i]) for i in ids],
         beta=round(float(beta_n), 4),
-        temperature=float(trainer.temperature),
-        policy=f"behavior policy at step {trainer.state.global_step}",
+        temperature=float(temperature),
+        policy=f"behavior policy at step {global_step}",
         note="Training replays a reward only where it varies within the group and its block is non-empty (spec §2); "
         "the other rewards keep w = 1.",
     )
-    for k, v in enumerate(task.verifiers):
-        r = float(rewards[row, k])
-        s = float(share[row, k])
-        exp.rows.append(
-            RewardRow(
-                name=v.name,
-                kind=v.kind,
-                weight=float(v.weight),
-                reward=None if math.isnan(r) else r,
-                block=trainer._pending["blocks"][row][k],
-                replayed=bool(replayed[row, k]),
-                q=[float(x) for x in q[row, k, :n]],
-                w=[float(x) for x in w[k, :n]],
-                share=None if math.isnan(s) else s,
-            )
-        )
-    path = Path(trainer.args.output_dir) / f"credit-step{trainer.state.global_step + 1}.html"
+    exp.rows = reward_rows(
+        task.verifiers,
+        rewards=[None if math.isnan(r) else r for r in (float(x) for x in rewards[row])],
+        blocks=blocks[row],
+        replayed=replayed[row].tolist(),
+        q=[[float(x) for x in q[row, k, :n]] for k in range(len(task.verifiers))],
+        w=[[float(x) for x in w[k, :n]] for k in range(len(task.verifiers))],
+        share=share[row].tolist(),
+    )
+    path = Path(output_dir) / f"credit-step{step}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(exp), encoding="utf-8")
-    return path

@@ -428,7 +428,24 @@ class MRTPOTrainer(GRPOTrainer):
         counts = self._all_reduce(
             torch.tensor([float(replay.num_replayed), float(replayed.numel())], device=device)
         ).tolist()
-        log_credit(self, completion_ids, replay.q, completion_mask, replay.replayed, rewards[local], beta_n, mode)
+        log_credit(
+            self._metrics[mode],
+            self.task,
+            completion_ids,
+            replay.q,
+            completion_mask,
+            replay.replayed,
+            rewards[local],
+            beta_n,
+            examples=self._pending["examples"],
+            completions=self._pending["completions"],
+            blocks=self._pending["blocks"],
+            tokenizer=self.processing_class,
+            temperature=self.temperature,
+            global_step=self.state.global_step,
+            sample_every=args.log_samples_steps if mode == "train" and self.accelerator.is_main_process else 0,
+            output_dir=args.output_dir,
+        )
         m = self._metrics[mode]
         m["mrtpo/replayed_fraction"].append(counts[0] / max(counts[1], 1.0))
         m["mrtpo/beta_n"].append(beta_n)

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from mrtpo_sdk.authoring.concentration import mean_concentration, token_share_for_mass
+from mrtpo_sdk.algorithms.concentration import mean_concentration, token_share_for_mass
 
 
 def test_hand_computed_shares():

@@ -3,7 +3,6 @@
 import math
 import re
 from collections import defaultdict
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -27,22 +26,29 @@ class _Tok:
         return "".join(chr(ord("a") + i) for i in ids)
 
 
-def _trainer(tmp_path, step, every):
+def _log(tmp_path, step, every, ids, q, mask, replayed, rewards):
+    """log_credit on plain data; returns the metrics it appended to."""
     task = Task(name="t", examples=[{"id": "e0", "word": "x"}], prompt=lambda ex: "p", verifiers=[shape, word])
-    return SimpleNamespace(
-        task=task,
-        args=SimpleNamespace(log_samples_steps=every, output_dir=str(tmp_path)),
-        state=SimpleNamespace(global_step=step),
-        accelerator=SimpleNamespace(is_main_process=True),
-        processing_class=_Tok(),
+    metrics = defaultdict(list)
+    log_credit(
+        metrics,
+        task,
+        ids,
+        q,
+        mask,
+        replayed,
+        rewards,
+        0.5,
+        examples=[{"id": "e0", "word": "x"}, {"id": "e1", "word": "y"}],
+        completions=["abcd", "ab"],
+        blocks=[["The answer is one word.", "x"], ["The answer is one word.", "y"]],
+        tokenizer=_Tok(),
         temperature=1.0,
-        _metrics={"train": defaultdict(list)},
-        _pending={
-            "examples": [{"id": "e0", "word": "x"}, {"id": "e1", "word": "y"}],
-            "completions": ["abcd", "ab"],
-            "blocks": [["The answer is one word.", "x"], ["The answer is one word.", "y"]],
-        },
+        global_step=step,
+        sample_every=every,
+        output_dir=str(tmp_path),
     )
+    return metrics
 
 
 def test_metrics_and_html_sample(tmp_path):
@@ -53,9 +59,8 @@ def test_metrics_and_html_sample(tmp_path):
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
     replayed = torch.tensor([[True, False], [True, True]])
     ids = torch.tensor([[0, 1, 2, 3], [0, 1, 9, 9]])
-    trainer = _trainer(tmp_path, step=3, every=2)  # generating for step 4 (3 updates done)
-    log_credit(trainer, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]), 0.5, "train")
-    m = trainer._metrics["train"]
+    # generating for step 4 (3 updates done)
+    m = _log(tmp_path, 3, 2, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
     assert m["concentration/shape"] == [pytest.approx(0.5)]
     assert m["concentration/word"] == [pytest.approx(1.0)]
     page = (tmp_path / "credit-step4.html").read_text()
@@ -64,17 +69,16 @@ def test_metrics_and_html_sample(tmp_path):
 
 
 def test_no_replayed_pair_logs_nan_and_writes_nothing(tmp_path):
-    trainer = _trainer(tmp_path, step=3, every=2)
     q = torch.zeros(2, 2, 4)
-    log_credit(
-        trainer,
+    m = _log(
+        tmp_path,
+        3,
+        2,
         torch.zeros(2, 4, dtype=torch.long),
         q,
         torch.ones(2, 4),
         torch.zeros(2, 2, dtype=torch.bool),
         torch.zeros(2, 2),
-        0.5,
-        "train",
     )
-    assert all(math.isnan(v[0]) for v in trainer._metrics["train"].values())  # TRL logs these as null
+    assert all(math.isnan(v[0]) for v in m.values())  # TRL logs these as null
     assert list(tmp_path.iterdir()) == []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mrtpo_sdk.authoring.concentration import token_share_for_mass
+from mrtpo_sdk.algorithms.concentration import token_share_for_mass
 from mrtpo_sdk.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

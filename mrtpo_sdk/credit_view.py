@@ -1,0 +1,276 @@
+"""The credit view: one completion's tokens with, per reward, ``q_{k,t}``, ``w_{k,t}``, the block and the reward.
+
+The same view serves ``mrtpo-sdk explain`` (:mod:`mrtpo_sdk.authoring.explain`) and the training-time
+``credit-step<N>.html`` pages (:mod:`mrtpo_sdk.trainer.credit`). It takes plain rows (lists and floats, no
+model, no trainer) and renders them as
+
+* an HTML page (self-contained: inline CSS, no scripts, no network assets) with one row per reward: the
+  completion's tokens shaded by ``q_{k,t}``, the block, the reward and the token weights ``w_{k,t}`` (spec §5);
+* a PNG heatmap of the same ``q`` (matplotlib);
+* a JSON file with every number, including the concentration statistic
+  (:mod:`mrtpo_sdk.algorithms.concentration`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MASS",
+    "Explanation",
+    "RewardRow",
+    "render_html",
+    "render_png",
+    "reward_rows",
+    "summary_lines",
+    "write_outputs",
+]
+
+MASS = 0.8
+
+
+@dataclass
+class RewardRow:
+    """One reward of an :class:`Explanation`.
+
+    Attributes:
+        name, kind, weight: the verifier's.
+        reward: its reward on the completion (``None``: not applicable).
+        block: its information block (``""``: none).
+        replayed: whether the pair was replayed (non-empty block).
+        q: per-token JS distance ``q_{k,t}`` in [0, 1] (zeros when not replayed).
+        w: per-token weight ``w_{k,t}`` (ones when not replayed); mean over tokens is 1.
+        share: smallest share of tokens holding 80% of ``sum_t q_{k,t}`` (``None`` when not replayed / all zero).
+    """
+
+    name: str
+    kind: str | None
+    weight: float
+    reward: float | None
+    block: str
+    replayed: bool
+    q: list[float]
+    w: list[float]
+    share: float | None
+
+
+@dataclass
+class Explanation:
+    """Result of :func:`explain`: the completion's tokens and one :class:`RewardRow` per reward (verifier order)."""
+
+    task: str
+    example_id: str
+    completion: str
+    tokens: list[str]
+    beta: float
+    temperature: float
+    policy: str
+    note: str = (
+        "Every reward with a non-empty block is replayed here, whatever its group variance would be during "
+        "training; a reward with an empty block is not replayed (w = 1)."
+    )
+    rows: list[RewardRow] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "example_id": self.example_id,
+            "completion": self.completion,
+            "tokens": self.tokens,
+            "beta": self.beta,
+            "temperature": self.temperature,
+            "policy": self.policy,
+            "mass": MASS,
+            "note": self.note,
+            "rewards": {
+                r.name: {
+                    "kind": r.kind,
+                    "weight": r.weight,
+                    "reward": r.reward,
+                    "block": r.block,
+                    "replayed": r.replayed,
+                    "concentration": r.share,
+                    "q": r.q,
+                    "w": r.w,
+                }
+                for r in self.rows
+            },
+        }
+
+
+def reward_rows(
+    verifiers: Sequence[Any],
+    rewards: Sequence[float | None],
+    blocks: Sequence[str],
+    replayed: Sequence[bool],
+    q: Sequence[list[float]],
+    w: Sequence[list[float]],
+    share: Sequence[float],
+) -> list[RewardRow]:
+    """One :class:`RewardRow` per verifier (in order) from plain per-reward values.
+
+    Args:
+        verifiers: the task's verifiers (``name``, ``kind``, ``weight``).
+        rewards: per reward its value (``None``: not applicable); ``blocks`` its block; ``replayed`` whether replayed.
+        q, w: per reward the per-token ``q_{k,t}`` and ``w_{k,t}`` of the completion.
+        share: per reward its concentration (NaN: not replayed / all zero, stored as ``None``).
+    """
+    out = []
+    for k, v in enumerate(verifiers):
+        s = float(share[k])
+        out.append(
+            RewardRow(
+                name=v.name,
+                kind=v.kind,
+                weight=float(v.weight),
+                reward=rewards[k],
+                block=blocks[k],
+                replayed=bool(replayed[k]),
+                q=q[k],
+                w=w[k],
+                share=None if math.isnan(s) else s,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
+h1 { font-size: 1.3em; } .meta { color: #555; font-size: 0.9em; }
+table { border-collapse: collapse; width: 100%; } td, th { border-top: 1px solid #ddd; padding: 0.6em; vertical-align: top; }
+th { text-align: left; width: 16em; font-weight: normal; }
+.name { font-weight: bold; } .small { color: #555; font-size: 0.85em; }
+.block { font-family: ui-monospace, monospace; font-size: 0.85em; white-space: pre-wrap; background: #f4f4f4;
+         padding: 0.3em; margin-top: 0.3em; }
+.tok { display: inline-block; font-family: ui-monospace, monospace; font-size: 0.85em; margin: 1px 0;
+       text-align: center; white-space: pre; border-radius: 2px; }
+.tok .w { display: block; font-size: 0.7em; color: #444; }
+.nl { color: #999; }
+"""
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _token_html(tok: str) -> str:
+    shown = html.escape(tok).replace("\n", '<span class="nl">\u21b5</span>').replace("\t", "\u2192")
+    return shown if tok else "&nbsp;"
+
+
+def render_html(exp: Explanation) -> str:
+    """The explanation as one self-contained HTML page (inline CSS, no scripts, no external URLs)."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>mrtpo-sdk explain: {html.escape(exp.task)} / {html.escape(exp.example_id)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>Where the credit goes: task <code>{html.escape(exp.task)}</code>, example "
+        f"<code>{html.escape(exp.example_id)}</code></h1>",
+        f'<p class="meta">Policy: {html.escape(exp.policy)}. {len(exp.tokens)} completion tokens. Each token is '
+        f"shaded by its Jensen–Shannon distance q<sub>k,t</sub> between the policy's next-token distributions "
+        f"with all blocks and without block k (darker = the block matters more there; shading is relative to the "
+        f"row's largest q). The number under each token is its weight w<sub>k,t</sub> with beta = {exp.beta} "
+        f"(mean 1 over the completion). Concentration: the smallest share of tokens holding {int(MASS * 100)}% of "
+        f"the row's distance. {html.escape(exp.note)}</p>",
+        "<table>",
+    ]
+    hue = [(33, 102, 172), (178, 24, 43), (27, 120, 55), (118, 42, 131), (191, 129, 45), (53, 151, 143)]
+    for k, row in enumerate(exp.rows):
+        r, g, b = hue[k % len(hue)]
+        qmax = max(row.q) if row.replayed and row.q else 0.0
+        cells = []
+        for tok, q, w in zip(exp.tokens, row.q, row.w):
+            alpha = (q / qmax) if qmax > 0 else 0.0
+            cells.append(
+                f'<span class="tok" style="background: rgba({r},{g},{b},{alpha:.3f})" '
+                f'title="q={q:.4f} w={w:.3f}">{_token_html(tok)}<span class="w">{w:.2f}</span></span>'
+            )
+        status = (
+            f"concentration {_fmt(row.share)} (80% of distance on {_fmt(None if row.share is None else 100 * row.share, 1)}% "
+            f"of tokens); max q {qmax:.4f}"
+            if row.replayed
+            else "not replayed (the reward did not vary within its group, or its weight is 0): w = 1"
+            if row.block
+            else "empty block: not replayed, w = 1"
+        )
+        block = html.escape(row.block) if row.block else "<em>(empty)</em>"
+        parts.append(
+            f'<tr class="reward-row"><th><div class="name">{html.escape(row.name)}</div>'
+            f'<div class="small">kind {html.escape(str(row.kind))}, weight {row.weight:g}</div>'
+            f'<div>reward <b>{_fmt(row.reward)}</b></div><div class="small">{status}</div>'
+            f'<div class="block">{block}</div></th><td>{"".join(cells)}</td></tr>'
+        )
+    parts += ["</table>", "</body></html>", ""]
+    return "\n".join(parts)
+
+
+def render_png(exp: Explanation, path: Path, max_tokens: int = 160) -> Path:
+    """A heatmap of ``q`` (rewards × tokens, first ``max_tokens`` tokens) with the tokens on the x axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    n = min(len(exp.tokens), max_tokens)
+    data = np.array([row.q[:n] for row in exp.rows], dtype=float)
+    fig_w = max(6.0, min(40.0, 0.22 * n + 3))
+    fig, ax = plt.subplots(figsize=(fig_w, 1.0 + 0.6 * len(exp.rows)))
+    im = ax.imshow(data, aspect="auto", cmap="Blues", vmin=0.0, vmax=max(float(data.max()) if data.size else 0, 1e-9))
+    ax.set_yticks(range(len(exp.rows)))
+    ax.set_yticklabels([f"{r.name} (r={_fmt(r.reward, 2)}, {_share_label(r)})" for r in exp.rows])
+    ax.set_xticks(range(n))
+    ax.set_xticklabels([t.replace("\n", "\\n")[:12] or " " for t in exp.tokens[:n]], rotation=90, fontsize=7)
+    more = f" (first {n} of {len(exp.tokens)} tokens)" if n < len(exp.tokens) else ""
+    ax.set_title(f"q_k,t on {exp.task} / {exp.example_id}{more}", fontsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _share_label(r: RewardRow) -> str:
+    if not r.replayed:
+        return "empty block"
+    return "q = 0" if r.share is None else f"80% on {100 * r.share:.0f}%"
+
+
+def write_outputs(exp: Explanation, out_dir: Path) -> dict[str, Path]:
+    """Write ``explain-<id>.html``, ``.png`` and ``.json`` into ``out_dir``; returns the paths by kind."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = "explain-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in exp.example_id)
+    paths = {"html": out_dir / f"{stem}.html", "png": out_dir / f"{stem}.png", "json": out_dir / f"{stem}.json"}
+    paths["html"].write_text(render_html(exp), encoding="utf-8")
+    render_png(exp, paths["png"])
+    paths["json"].write_text(json.dumps(exp.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return paths
+
+
+def summary_lines(exp: Explanation) -> list[str]:
+    """Plain-text summary: per reward its reward, block state and concentration."""
+    lines = [
+        f"{exp.task} / {exp.example_id}: {len(exp.tokens)} completion tokens, beta={exp.beta} "
+        f"(every reward with a non-empty block replayed, regardless of group variance)"
+    ]
+    width = max(len(r.name) for r in exp.rows)
+    for r in exp.rows:
+        if r.replayed:
+            conc = (
+                f"{int(MASS * 100)}% of its distance on {100 * r.share:.1f}% of tokens"
+                if r.share is not None
+                else "zero distance on every token (the block changes nothing)"
+            )
+        else:
+            conc = "empty block: not replayed"
+        lines.append(f"  {r.name:<{width}}  reward {_fmt(r.reward)}  {conc}")
+    return lines
