@@ -27,26 +27,9 @@ from typing import Any
 
 from . import __version__
 from .errors import MRTPOError
+from .policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS  # re-exported: the presets live with the policy
 
 __all__ = ["main", "EMBEDDED_POLICY_DEFAULTS"]
-
-# Training defaults when no --model is given: the embedded bootstrap policy on a laptop-class CPU.
-EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
-    "max_steps": 100,
-    "per_device_train_batch_size": 32,  # 8 prompts x 4 completions per step
-    "num_generations": 4,
-    "max_completion_length": 64,
-    "learning_rate": 3e-4,
-    "temperature": 0.8,
-    "logging_steps": 1,
-    "save_strategy": "no",
-    "report_to": "none",
-    "bf16": False,
-    "disable_tqdm": True,
-    "beta_warmup_steps": 10,
-}
-# Defaults for a real model (--model): only what differs from TRL's.
-MODEL_DEFAULTS: dict[str, Any] = {"logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
 @dataclass

@@ -166,7 +166,7 @@ def explain_command(argv: list[str]) -> int:
     args = _parse(explain_parser(), argv)
     if isinstance(args, int):
         return args
-    from ..cli import EMBEDDED_POLICY_DEFAULTS
+    from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..policy.for_task import POLICY_PRESETS, task_policy
     from ..loader import load_task
     from .explain import explain, select_example, summary_lines, write_outputs

@@ -72,7 +72,7 @@ def eval_command(argv: list[str]) -> int:
         return int(exc.code or 0)
     import torch
 
-    from ..cli import EMBEDDED_POLICY_DEFAULTS
+    from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..loader import load_task
     from ..policy.for_task import POLICY_PRESETS, task_policy
     from ..policy.pretrained import load_pretrained, to_device
