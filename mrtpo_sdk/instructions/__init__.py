@@ -24,13 +24,13 @@ from mrtpo_sdk.instructions._registry import (
     ConstraintKwargsError,
     ConstraintType,
     UnknownConstraintError,
-    _ensure_loaded,
-    check,
     constraint_ids,
     describe,
     get_constraint,
     normalize_kwargs,
 )
+from mrtpo_sdk.instructions import _training, ifeval, unseen  # noqa: F401  (the checkers register themselves)
+from mrtpo_sdk.instructions._check import check
 from mrtpo_sdk.instructions.data import (
     Constraint,
     IFExample,
@@ -53,7 +53,6 @@ from mrtpo_sdk.instructions.verifiers import (
     slot_of,
 )
 
-_ensure_loaded()
 
 __all__ = [
     "CONSTRAINTS",

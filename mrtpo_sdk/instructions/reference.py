@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import MRTPOError
-from ._registry import check
+from ._check import check
 
 __all__ = ["build_reference", "reference_for", "ReferenceError", "FILLER", "FOREIGN_FILLER"]
 

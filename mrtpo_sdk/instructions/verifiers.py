@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import MRTPOError
 from ..verifier import Result, Verifier
-from ._registry import SEMANTICS, check, get_constraint
+from ._check import check
+from ._registry import SEMANTICS, get_constraint
 from .data import IFExample
 
 __all__ = [
