@@ -141,7 +141,7 @@ def run_check(task: Task, examples: list[Any], limit: int | None = None, module:
             prompt_without function raised (:class:`~mrtpo_sdk.task.TaskFunctionError`), or the declared probes
             are not lists of strings.
     """
-    from ..lint.runner import author_probes, make_probes
+    from ..lint.probes import author_probes, make_probes
 
     if task.reference is None:
         raise MRTPOError(

@@ -121,7 +121,7 @@ def preflight(task: Task, examples: Sequence[Any], *, task_file: str | None = No
         ExampleMutatedError: a verifier changed its example.
         TaskFunctionError: the task's reference function raised.
     """
-    from ..lint.runner import author_probes, make_probes, sample_indexes
+    from ..lint.probes import author_probes, make_probes, sample_indexes
 
     if task.reference is None or not examples:
         return []

@@ -24,10 +24,10 @@ from ..errors import MRTPOError, TaskLoadError, VerifierError
 from ..loader import several_tasks_message, split_task_spec
 from ..resources import BUNDLED_TASKS
 from ..task import Task, TaskFunctionError, example_id
-from . import text as T
 from .codes import all_rules, get_rule
 from .config import Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
+from .probes import author_probes, make_probes, sample_indexes
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
 __all__ = ["LintReport", "lint_paths", "lint_source", "discover", "build_context", "sample_indexes", "make_probes"]
@@ -35,8 +35,6 @@ __all__ = ["LintReport", "lint_paths", "lint_source", "discover", "build_context
 UNUSED_NOQA = "MRT013"
 BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010"}
 """Rules about a verifier's block and reward; a ``weight=0`` verifier (logged, never replayed) is exempt."""
-PROBES_FUNCTION = "lint_probes"
-PROBES_CONSTANT = "PROBES"
 NO_TASK = "declares no Task; assign one at module level, e.g. task = Task(...)"
 SKIPPED_NO_TASK = (
     "declares no Task at module level: skipped as a helper module (pass the file explicitly to lint it as a task file)"
@@ -176,68 +174,6 @@ def _syntax_error(path: Path) -> Finding:
     except SyntaxError as exc:
         return Finding(None, f"syntax error: {exc.msg}", path, exc.lineno or 1, exc.offset or 1)
     return Finding(None, "cannot be parsed", path, 1, 1)  # pragma: no cover
-
-
-# ---------------------------------------------------------------------------------------------- probes
-def sample_indexes(n: int, k: int) -> list[int]:
-    """``k`` indexes spread evenly over ``range(n)`` (all of them when ``n <= k``); deterministic."""
-    if n <= k:
-        return list(range(n))
-    return sorted({(i * n) // k for i in range(k)})
-
-
-def author_probes(module: Any, example: Any, where: str) -> list[str]:
-    """Probes declared in the task file: ``lint_probes(example) -> list[str]`` and/or ``PROBES = [str, ...]``.
-
-    Raises:
-        MRTPOError: they are not a list of strings.
-    """
-    out: list[str] = []
-    fn = getattr(module, PROBES_FUNCTION, None)
-    if callable(fn):
-        try:
-            got = fn(example)
-        except Exception as exc:
-            raise MRTPOError(f"{where}: {PROBES_FUNCTION}(example) raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(got, (list, tuple)) or not all(isinstance(s, str) for s in got):
-            raise MRTPOError(f"{where}: {PROBES_FUNCTION}(example) must return a list of completion strings")
-        out.extend(got)
-    const = getattr(module, PROBES_CONSTANT, None)
-    if const is not None:
-        if not isinstance(const, (list, tuple)) or not all(isinstance(s, str) for s in const):
-            raise MRTPOError(f"{where}: {PROBES_CONSTANT} must be a list of completion strings")
-        out.extend(const)
-    return out
-
-
-def make_probes(references: list[str | None], extra: list[list[str]]) -> list[list[Probe]]:
-    """Per example: the reference, ``empty``, ``no-markup`` (fences/tags stripped), ``truncated`` (first half),
-    ``other-reference`` (the next sampled example's reference that differs: right format, wrong content), then
-    the probes the task file declares (``declared-1``, ...)."""
-    probes: list[list[Probe]] = []
-    n = len(references)
-    for i, ref in enumerate(references):
-        cand: list[Probe] = []
-        if ref is not None:
-            cand.append(Probe("reference", ref))
-        cand.append(Probe("empty", ""))
-        if ref:
-            cand.append(Probe("no-markup", T.strip_markup(ref)))
-            cand.append(Probe("truncated", ref[: len(ref) // 2]))
-            for j in range(1, n):
-                other = references[(i + j) % n]
-                if other is not None and other.strip() != ref.strip():
-                    cand.append(Probe("other-reference", other))
-                    break
-        cand.extend(Probe(f"declared-{j + 1}", s) for j, s in enumerate(extra[i]))
-        seen: set[str] = set()
-        unique = []
-        for p in cand:
-            if p.text not in seen:
-                seen.add(p.text)
-                unique.append(p)
-        probes.append(unique)
-    return probes
 
 
 def prompt_text(prompt: Any) -> str:
