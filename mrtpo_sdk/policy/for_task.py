@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_PRESETS", "policy_corpus", "task_policy"]
+__all__ = ["POLICY_PRESETS", "policy_corpus", "task_policy", "warm_start_extras"]
 
 #: Sizes of the embedded policy (``--policy_preset``): "small" (the default) and "tiny" (smoke tests, CI).
 POLICY_PRESETS: dict[str, dict[str, Any]] = {
@@ -32,6 +32,12 @@ def policy_corpus(
     reference is also taught after ``P_all``, its prompt with its own non-empty blocks appended (tasks with
     ``block_placement="append"``).
 
+    The pairs are the training examples', then those of the task's ``warm_start_examples(examples)`` when it declares
+    that hook (e.g. synthetic questions): extra examples rendered with the task's own ``prompt`` and ``reference``,
+    each once after its bare prompt (no block contexts: those teach reading a training reference's blocks). Their
+    text is in the corpus too, so the tokenizer and the cache key (:func:`~mrtpo_sdk.policy.default.cache_key`) follow
+    the extras.
+
     Raises:
         MRTPOError: the task declares no ``reference`` (or a verifier breaks its contract on a reference).
     """
@@ -48,7 +54,33 @@ def policy_corpus(
         pairs.append((messages, ref))
         if block_contexts and task.block_placement == "append" and any(blocks):
             pairs.append((task.with_blocks(messages, blocks), ref))
+    for ex in warm_start_extras(task, examples):
+        prompt = task.rollout_prompt(ex)
+        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        ref = task.reference_completion(ex)
+        texts.extend(m["content"] for m in messages)
+        texts.append(ref)
+        pairs.append((messages, ref))
     return texts, pairs
+
+
+def warm_start_extras(task: Any, examples: Sequence[Any]) -> list[Any]:
+    """The task's extra warm-start examples: ``task.warm_start_examples(list(examples))``, or ``[]`` without the hook.
+
+    Raises:
+        MRTPOError: the hook is not a function, or it raised (one line naming the task and the exception).
+    """
+    hook = getattr(task, "warm_start_examples", None)
+    if hook is None:
+        return []
+    if not callable(hook):
+        raise MRTPOError(f"task {task.name!r}: warm_start_examples must be a function train_examples -> examples")
+    try:
+        return list(hook(list(examples)))
+    except MRTPOError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user code: one line naming the hook
+        raise MRTPOError(f"task {task.name!r}: warm_start_examples raised {exc!r}") from exc
 
 
 def task_policy(
