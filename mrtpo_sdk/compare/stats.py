@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from .. import jsonl
 from ..errors import MRTPOError
 
 __all__ = [
@@ -65,19 +66,11 @@ FINAL_WINDOW = 10
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSON-lines file, one per non-empty line (a bad line is an error naming it)."""
-    rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MRTPOError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise MRTPOError(f"{path}:{number}: not a JSON object")
-            rows.append(row)
-    return rows
+    try:
+        return [row for _, row in jsonl.read_jsonl(path, objects=True)]
+    except jsonl.JSONLineError as exc:
+        why = "" if exc.cause is None else f" ({getattr(exc.cause, 'msg', exc.cause)})"
+        raise MRTPOError(f"{path}:{exc.line}: not a JSON object{why}") from None
 
 
 @dataclass

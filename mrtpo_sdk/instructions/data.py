@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError
+from ..jsonl import JSONLineError, read_jsonl
 from ._registry import LANGUAGE_NAMES, describe, get_constraint, normalize_kwargs
 from ._text import sentence_spans
 
@@ -392,15 +393,10 @@ def _read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
     p = Path(path)
     if not p.is_file():
         raise InstructionDataError(f"{p}: no such file (expected a JSONL file, one example per line)")
-    rows = []
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((lineno, json.loads(line)))
-            except ValueError as exc:
-                raise InstructionDataError(f"{p}:{lineno}: not valid JSON ({exc})") from None
+    try:
+        rows = read_jsonl(p)
+    except JSONLineError as exc:
+        raise InstructionDataError(f"{p}:{exc.line}: not valid JSON ({exc.cause})") from None
     if not rows:
         raise InstructionDataError(f"{p}: the file holds no examples")
     return rows

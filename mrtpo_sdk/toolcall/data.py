@@ -16,7 +16,6 @@ Sources, in order (see ``docs/bfcl.md``):
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mrtpo_sdk.errors import MRTPOError
+from mrtpo_sdk.jsonl import JSONLineError, read_jsonl
 from mrtpo_sdk.toolcall.check import SEMANTICS
 
 __all__ = [
@@ -191,19 +191,10 @@ def load_bfcl(
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise BFCLDataError(f"{path}: missing BFCL data file")
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise BFCLDataError(f"{path}:{n}: not JSON ({exc})") from None
-            if not isinstance(row, dict):
-                raise BFCLDataError(f"{path}:{n}: not a JSON object")
-            rows.append((n, row))
-    return rows
+    try:
+        return read_jsonl(path, objects=True)
+    except JSONLineError as exc:  # "<path>:<line>: not JSON (...)" / "... not a JSON object"
+        raise BFCLDataError(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from ..jsonl import read_jsonl
 from .runs import truncate_logs
 
 __all__ = ["EvaluateAtEndCallback", "MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
@@ -16,12 +17,7 @@ __all__ = ["EvaluateAtEndCallback", "MetricsJSONLCallback", "RewardPlotCallback"
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a ``metrics.jsonl`` file (one JSON object per logged step)."""
-    rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                rows.append(json.loads(line))
-    return rows
+    return [row for _, row in read_jsonl(path)]
 
 
 class MetricsJSONLCallback(TrainerCallback):
