@@ -17,7 +17,14 @@ from .errors import TaskLoadError
 from .resources import BUNDLED_TASKS, bundled_task_file
 from .task import Task
 
-__all__ = ["load_task", "find_tasks", "resolve_task_path", "several_tasks_message", "split_task_spec"]
+__all__ = [
+    "load_task",
+    "find_tasks",
+    "import_task_module",
+    "resolve_task_path",
+    "several_tasks_message",
+    "split_task_spec",
+]
 
 
 def split_task_spec(spec: str) -> tuple[Path, str | None]:
@@ -30,7 +37,16 @@ def split_task_spec(spec: str) -> tuple[Path, str | None]:
     return resolve_task_path(text), None
 
 
-def _import_file(path: Path):
+def import_task_module(path: Path):
+    """The task file ``path`` imported as a module (once per process: a second call returns the same module).
+
+    Its folder is first on ``sys.path`` while it imports. Used by :func:`find_tasks` and by the tools that read
+    more of a task file than its tasks (``lint`` and ``check`` read its declared probes).
+
+    Raises:
+        TaskLoadError: the file cannot be imported, has a syntax error, or raised while importing (the message names
+            the file and, where it can, the line).
+    """
     mod_name = "mrtpo_task_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     if mod_name in sys.modules:
         return sys.modules[mod_name]
@@ -86,7 +102,7 @@ def find_tasks(path: str | Path) -> dict[str, Task]:
         raise TaskLoadError(f"{path}: is a folder; pass one task file such as {path}/sql.py")
     if path.suffix != ".py":
         raise TaskLoadError(f"{path}: a task file is a Python file ending in .py")
-    module = _import_file(path)
+    module = import_task_module(path)
     found: dict[str, Task] = {}
     seen: set[int] = set()
     for var, value in vars(module).items():

@@ -136,14 +136,14 @@ def check_command(argv: list[str]) -> int:
     args = _parse(check_parser(), argv)
     if isinstance(args, int):
         return args
-    from ..loader import _import_file, load_task, split_task_spec
+    from ..loader import import_task_module, load_task, split_task_spec
     from .check import render_report, report_json, run_check
 
     if args.limit is not None and args.limit <= 0:
         raise MRTPOError(f"--limit must be a positive number of examples, got {args.limit}")
     task = load_task(args.task)
     examples = task.load_examples(args.split, args.data)
-    module = _import_file(split_task_spec(args.task)[0])  # already imported by load_task: for declared probes
+    module = import_task_module(split_task_spec(args.task)[0])  # already imported by load_task: for declared probes
     report = run_check(task, examples, args.limit, module=module)
     if args.format == "json":
         print(json.dumps(report_json(report), indent=1))

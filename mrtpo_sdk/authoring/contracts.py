@@ -127,10 +127,10 @@ def preflight(task: Task, examples: Sequence[Any], *, task_file: str | None = No
         return []
     module = None
     if task_file is not None:
-        from ..loader import _import_file, split_task_spec
+        from ..loader import import_task_module, split_task_spec
 
         try:
-            module = _import_file(split_task_spec(str(task_file))[0])
+            module = import_task_module(split_task_spec(str(task_file))[0])
         except MRTPOError:
             module = None
     chosen = [examples[i] for i in sample_indexes(len(examples), sample)]

@@ -357,7 +357,7 @@ def lint_file(
 
     A file that declares no Task is an error, or, when ``notes`` is given (a file found in a folder), a note
     appended to ``notes`` and no findings."""
-    from ..loader import _import_file, find_tasks
+    from ..loader import import_task_module, find_tasks
 
     src = source_file(path)
     if src is None:
@@ -366,7 +366,7 @@ def lint_file(
         return [_syntax_error(path)], 0
     try:
         tasks = find_tasks(path)
-        module = _import_file(path)  # cached by find_tasks
+        module = import_task_module(path)  # cached by find_tasks
     except TaskLoadError as exc:
         return [_load_error(path, exc)], 0
     if not tasks:
