@@ -9,11 +9,28 @@ traceback instead). A :class:`VerifierError` during ``train`` or ``eval`` also w
 
 from __future__ import annotations
 
+import os
 import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MRTPOError", "TaskLoadError", "VerifierError", "VerifierContractError", "VerifierTimeout"]
+__all__ = [
+    "MRTPOError",
+    "TaskLoadError",
+    "VerifierError",
+    "VerifierContractError",
+    "VerifierTimeout",
+    "display_path",
+]
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working folder when it is under it, else as it is (file:line in error messages)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
 
 
 class MRTPOError(Exception):

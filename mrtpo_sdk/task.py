@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 from .errors import MRTPOError
+from .errors import display_path as _display_path
 from .verifier import Result, Verifier
 
 __all__ = [
@@ -240,15 +241,6 @@ class TaskFunctionError(MRTPOError):
         self.file = file
         self.line = line
         self.detail = detail
-
-
-def _display_path(path: str) -> str:
-    """``path`` relative to the working folder when it lies under it, else as it is."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def _source_file(fn: Any) -> str | None:

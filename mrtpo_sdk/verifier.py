@@ -35,6 +35,7 @@ from typing import Any, Literal, overload
 
 from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
+from .errors import display_path as _display_path
 
 __all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS", "DEFAULT_TIME_LIMIT_S", "MAX_BLOCK_CHARS"]
 
@@ -198,15 +199,6 @@ class Verifier:
         """What training scores a completion that ran past the time limit: ``failure_reward`` and a block that
         says what happened."""
         return Result(self.failure_reward, f"Checking this answer took longer than {exc.seconds:g} s; it was stopped.")
-
-
-def _display_path(path: str) -> str:
-    """``path`` relative to the working folder when it is under it, else as it is."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def _raised_at(exc: BaseException, source_file: str | None) -> str | None:
