@@ -15,11 +15,10 @@ from mrtpo_sdk.policy import DefaultPolicyConfig, build_model, build_tokenizer
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 
+from .conftest import TINY_POLICY
+
 FIXTURES = Path(__file__).parent / "fixtures"
-TINY = dict(
-    vocab_size=300, hidden_size=32, num_hidden_layers=1, intermediate_size=64, num_attention_heads=2,
-    num_key_value_heads=1, seed=0,
-)
+TINY = TINY_POLICY  # tests/conftest.py
 
 
 def tiny_policy(task):

@@ -17,12 +17,11 @@ from mrtpo_sdk.prompting import encode_prompts
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.trl_seam import SEAM, Attribute, Method, SourceMarker, _signature_params, check_trl_seam
 
+from .conftest import TINY_POLICY
+
 PACKAGE = Path(__file__).resolve().parents[1] / "mrtpo_sdk"
 FIXTURES = Path(__file__).parent / "fixtures"
-TINY = dict(
-    vocab_size=300, hidden_size=32, num_hidden_layers=1, intermediate_size=64, num_attention_heads=2,
-    num_key_value_heads=1, seed=0,
-)
+TINY = TINY_POLICY  # tests/conftest.py
 PREFIX = f"trl {trl.__version__}: "
 
 
