@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["encode_prompt", "encode_prompts"]
+__all__ = ["completion_text", "encode_prompt", "encode_prompts"]
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a completion as TRL passes it: a string, or chat messages ``[{"role": "assistant", "content":
+    ...}]`` (their contents joined); verifiers score this text."""
+    from collections.abc import Mapping
+
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], Mapping):
+        return "".join(str(m.get("content", "")) for m in completion)
+    return str(completion)
 
 
 def encode_prompt(tokenizer: Any, prompt: Any, *, chat_template: str | None = None) -> list[int]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import MRTPOError, VerifierError, VerifierTimeout
+from .prompting import completion_text
 from .task import rows_with_ids
 from .verifier import Result, Verifier, _normalize
 
@@ -167,12 +168,7 @@ async def _await(value: Any) -> Any:
     return await value
 
 
-def _text(completion: Any) -> str:
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[-1], Mapping):
-        return "".join(str(m.get("content", "")) for m in completion)
-    return str(completion)
+_text = completion_text
 
 
 def task_from_trl(

@@ -141,8 +141,14 @@ def results_match(
         return True
     if len(gold) > _GREEDY_LIMIT:
         return False
-    unmatched = list(gold_sorted)
-    for p in pred_sorted:
+    return greedy_rows_match(pred_sorted, gold_sorted, float_tol)
+
+
+def greedy_rows_match(part: Sequence[Sequence], pool: Sequence[Sequence], float_tol: float) -> bool:
+    """Every row of ``part`` matched, in order, to a distinct row of ``pool`` equal within ``float_tol`` (greedy:
+    the first unmatched equal row)."""
+    unmatched = list(pool)
+    for p in part:
         for j, g in enumerate(unmatched):
             if _rows_equal(p, g, float_tol):
                 del unmatched[j]

@@ -38,7 +38,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .compare import _exact_key, _rows_equal, gold_is_ordered, results_match
+from .compare import _exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
 from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
 
@@ -386,15 +386,7 @@ def _sub_bag(part: Sequence[tuple], pool: Sequence[tuple], float_tol: float) -> 
         return True
     if len(pool) > 2_000:
         return False
-    unmatched = list(pool)
-    for p in part:
-        for j, g in enumerate(unmatched):
-            if _rows_equal(p, g, float_tol):
-                del unmatched[j]
-                break
-        else:
-            return False
-    return True
+    return greedy_rows_match(part, pool, float_tol)
 
 
 def _segments_match(pred: Sequence[tuple], segments: tuple, ordered: bool, float_tol: float, allow_full: bool = True) -> bool:

@@ -36,6 +36,7 @@ from ..algorithms import (
 )
 from ..contract import ExampleMutatedError, changed, mutation_message, snapshot
 from ..errors import MRTPOError, VerifierError, VerifierTimeout
+from ..prompting import completion_text
 from ..replay import replay_relevance
 from ..task import Task, example_id, with_ids
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
@@ -640,10 +641,4 @@ def reward_weights(task: Task, args: MRTPOConfig) -> list[float]:
     return weights
 
 
-def _completion_text(completion: Any) -> str:
-    """TRL passes chat completions as ``[{"role": "assistant", "content": ...}]``; verifiers get the text."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
-        return "".join(str(m.get("content", "")) for m in completion)
-    return str(completion)
+_completion_text = completion_text  # TRL's chat completions -> the text verifiers score
