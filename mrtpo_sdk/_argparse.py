@@ -19,7 +19,9 @@ from typing import Any
 
 from .errors import MRTPOError
 
-__all__ = ["ArgumentParser", "UsageError", "did_you_mean"]
+__all__ = ["ArgumentParser", "UsageError", "add_data_flags", "did_you_mean"]
+
+DATA_HELP = "point the task's loader at another dataset, as for train"
 
 
 class UsageError(MRTPOError):
@@ -60,3 +62,10 @@ class ArgumentParser(argparse.ArgumentParser):
         if extras:
             raise UsageError(self.unknown_message(extras))
         return ns
+
+
+def add_data_flags(p: argparse.ArgumentParser, *, split_default: str | None, split_help: str) -> None:
+    """``--split`` (which split the examples come from) and ``--data`` (another dataset), as ``check``, ``explain``
+    and ``eval`` take them."""
+    p.add_argument("--split", default=split_default, help=split_help)
+    p.add_argument("--data", default=None, help=DATA_HELP)

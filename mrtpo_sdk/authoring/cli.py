@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from .._argparse import ArgumentParser
+from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
 
 __all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
@@ -50,8 +50,7 @@ def check_parser() -> ArgumentParser:
         "a verifier whose reward is the same on every completion is a warning (WARN, exit 0).",
     )
     p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name with several tasks)")
-    p.add_argument("--split", default="train", help="which split to check (default: train)")
-    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    add_data_flags(p, split_default="train", split_help="which split to check (default: train)")
     p.add_argument("--limit", type=int, default=None, help="check only the first N examples (default: all)")
     p.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
     return p
@@ -80,8 +79,7 @@ def explain_parser() -> ArgumentParser:
         metavar="TEXT|@FILE",
         help="the completion to explain, as text or @path to a file (default: the example's reference completion)",
     )
-    p.add_argument("--split", default="train", help="split the example comes from (default: train)")
-    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    add_data_flags(p, split_default="train", split_help="split the example comes from (default: train)")
     p.add_argument("--beta", type=float, default=0.5, help="redistribution strength for w_k,t (default: 0.5)")
     p.add_argument(
         "--temperature",

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._argparse import ArgumentParser
+from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
 
 __all__ = ["eval_command", "eval_parser", "render_report"]
@@ -31,8 +31,7 @@ def eval_parser() -> ArgumentParser:
         help="the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder or a model id "
         "(default: the embedded bootstrap policy before training, as train builds it)",
     )
-    p.add_argument("--split", default=None, help="the split to score (default: the task's eval_split, e.g. dev)")
-    p.add_argument("--data", default=None, help="point the task's loader at another dataset, as for train")
+    add_data_flags(p, split_default=None, split_help="the split to score (default: the task's eval_split, e.g. dev)")
     p.add_argument("--num_generations", type=int, default=1, help="completions per example (1 = greedy; default 1)")
     p.add_argument(
         "--temperature",
