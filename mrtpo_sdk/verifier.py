@@ -43,6 +43,10 @@ __all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS", "DEFAULT_TIME_LIM
 DEFAULT_TIME_LIMIT_S = 5.0
 #: Characters a block keeps unless ``Verifier(max_block_chars=...)`` says otherwise.
 MAX_BLOCK_CHARS = 2000
+#: After this many time-outs in a row a verifier is not waited for again (its calls fail at once) ...
+TIMEOUTS_BEFORE_SKIPPING = 3
+#: ... except every this-many-th call, which runs it again (a call that returns resets the count).
+SKIPPED_BETWEEN_RETRIES = 50
 
 VerifierKind = Literal["format", "feedback", "reference", "constraint"]
 VERIFIER_KINDS: tuple[str, ...] = ("format", "feedback", "reference", "constraint")
@@ -122,6 +126,8 @@ class Verifier:
             raise ValueError(f"verifier {self.name!r}: failure_reward must be a finite float, got {failure_reward!r}")
         self.failure_reward = float(failure_reward)
         self.max_block_chars = MAX_BLOCK_CHARS if max_block_chars is None else int(max_block_chars)
+        self._timeouts_in_a_row = 0
+        self._skipped = 0
         if self.max_block_chars < 1:
             raise ValueError(f"verifier {self.name!r}: max_block_chars must be >= 1, got {max_block_chars!r}")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -158,9 +164,22 @@ class Verifier:
         """
         where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}"
         ids = dict(task=task, verifier=self.name, example_id=example_id, completion=completion, source=self.location)
+        # A verifier that ran past its limit on its last TIMEOUTS_BEFORE_SKIPPING calls is not waited for again
+        # (a hanging verifier would otherwise cost time_limit on every probe of check/lint and every completion of
+        # a step); every SKIPPED_BETWEEN_RETRIES-th call tries it again, and a call that returns resets the count.
+        if self._timeouts_in_a_row >= TIMEOUTS_BEFORE_SKIPPING:
+            self._skipped += 1
+            if self._skipped % SKIPPED_BETWEEN_RETRIES:
+                raise VerifierTimeout(
+                    f"{where}: not run: the verifier ran past its {self.time_limit:g} s time limit on its last "
+                    f"{self._timeouts_in_a_row} calls (make it faster, or raise Verifier(time_limit=...))",
+                    seconds=self.time_limit,
+                    **ids,
+                )
         try:
             out = call_with_deadline(self.fn, (example, completion), seconds=self.time_limit)
         except DeadlineExceeded:
+            self._timeouts_in_a_row += 1
             raise VerifierTimeout(
                 f"{where}: the verifier ran past its {self.time_limit:g} s time limit on a completion of "
                 f"{len(completion)} characters (make it faster, or raise Verifier(time_limit=...))",
@@ -180,6 +199,7 @@ class Verifier:
                 raised_at=raised_at,
                 **ids,
             ) from exc
+        self._timeouts_in_a_row = self._skipped = 0  # it returned in time
         try:
             result = _normalize(out, where, **ids)
         except VerifierContractError as exc:

@@ -106,3 +106,46 @@ def test_eval_scores_a_timed_out_completion_as_failure():
         Result(0.0, "Checking this answer took longer than 0.2 s; it was stopped.")]
     with pytest.raises(VerifierTimeout):
         task.score({"id": "x"}, "a long one")
+
+
+def test_a_verifier_that_keeps_timing_out_is_not_waited_for_again():
+    calls = []
+
+    @verifier(time_limit=0.1)
+    def hangs(example, completion):
+        calls.append(completion)
+        spin(10)
+
+    start = time.perf_counter()
+    for i in range(20):
+        with pytest.raises(VerifierTimeout):
+            hangs.score({"id": "e"}, f"c{i}", task="t", example_id="e")
+    assert len(calls) == 3  # waited for 3 times, then failed at once
+    assert time.perf_counter() - start < 2.0
+    with pytest.raises(VerifierTimeout, match="not run: the verifier ran past its 0.1 s time limit on its last 3"):
+        hangs.score({"id": "e"}, "again", task="t", example_id="e")
+    for i in range(60):  # every 50th skipped call tries it again
+        with pytest.raises(VerifierTimeout):
+            hangs.score({"id": "e"}, f"d{i}", task="t", example_id="e")
+    assert len(calls) == 4
+
+
+def test_check_and_lint_stop_waiting_for_a_hanging_verifier(tmp_path):
+    import subprocess
+    import sys
+
+    task_file = tmp_path / "sleepy.py"
+    task_file.write_text(
+        "import time\nfrom mrtpo_sdk import Result, Task, verifier\n\n"
+        "@verifier(kind='reference', time_limit=0.5)\n"
+        "def sleepy(example, completion):\n    time.sleep(60)\n\n"
+        "task = Task(name='sleepy', examples=[{'id': f'q{i}'} for i in range(16)], prompt=lambda ex: 'Say x.',\n"
+        "            verifiers=[sleepy], reference=lambda ex: 'x')\n")
+    for command in ("check", "lint"):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "mrtpo_sdk", command, str(task_file)], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        took = time.perf_counter() - start
+        assert proc.returncode in (1, 2), proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "time limit" in proc.stdout + proc.stderr
+        assert took < 30, f"{command} took {took:.0f} s"
