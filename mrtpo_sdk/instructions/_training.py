@@ -107,16 +107,32 @@ def _keywords_frequency(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     return compare(n, kw["relation"], kw["frequency"])
 
 
+#: Characters that render as nothing: a forbidden word split by one of them still reads as the word.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def _as_read(text: str) -> str:
+    """The text as a reader sees it: compatibility forms folded (NFKC: fullwidth ``ｓｔｏｒｙ`` -> ``story``) and
+    invisible characters (soft hyphen, zero-width space/joiners, word joiner) removed. Look-alike letters of other
+    scripts (Cyrillic ``о``) are not folded."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+
+
 @training("keywords:forbidden_words")
 def _keywords_forbidden(kw: Mapping[str, Any], full: str, answer: str) -> bool:
-    """No forbidden word as a whole word anywhere (whitespace inside a phrase may be any whitespace)."""
-    return not any(_whole(w).search(full) for w in kw["forbidden_words"])
+    """No forbidden word as a whole word anywhere (whitespace inside a phrase may be any whitespace), in the text as
+    it reads (fullwidth forms folded, invisible characters removed)."""
+    text = _as_read(full)
+    return not any(_whole(w).search(text) for w in kw["forbidden_words"])
 
 
 @training("keywords:letter_frequency")
 def _letter_frequency(kw: Mapping[str, Any], full: str, answer: str) -> bool:
-    """The letter's occurrences in the lower-cased text; copies of the prompt earn none."""
-    n = _side(kw["let_relation"], full, answer).lower().count(kw["letter"])
+    """The letter's occurrences in the lower-cased text as it reads (fullwidth ``ｚ`` is a ``z``); copies of the
+    prompt earn none."""
+    n = _as_read(_side(kw["let_relation"], full, answer)).lower().count(kw["letter"])
     return compare(n, kw["let_relation"], kw["let_frequency"])
 
 
@@ -252,11 +268,17 @@ def _highlights(kw: Mapping[str, Any], full: str, answer: str) -> bool:
 @training("detectable_format:multiple_sections")
 def _multiple_sections(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     """Exactly n section headers: a line starting (after markdown such as ``#`` or ``**``) with the splitter in any
-    case and a number; a mention mid-sentence ("see Section 2") is no header."""
+    case and a number; a mention mid-sentence ("see Section 2") is no header; every section has content (a letter
+    or digit after its header, on its line or below, before the next header)."""
     pat = re.compile(
         _LINE_START + _flex(kw["section_spliter"].strip()) + r"[ \t]*\d+(?!\w)", re.IGNORECASE | re.MULTILINE
     )
-    return sum(1 for _ in pat.finditer(answer)) == kw["num_sections"]
+    heads = list(pat.finditer(answer))
+    if len(heads) != kw["num_sections"]:
+        return False
+    # every section has content: text with a letter or digit after its header line, before the next header
+    bounds = [h.start() for h in heads[1:]] + [len(answer)]
+    return all(has_word_char(answer[head.end():end]) for head, end in zip(heads, bounds))
 
 
 _FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*)\n[ \t]*```", re.IGNORECASE | re.DOTALL)

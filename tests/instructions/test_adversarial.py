@@ -282,3 +282,22 @@ def test_search_finding_underscore_is_no_letter() -> None:
     assert constraint_verifier(1).score(ex, completion).reward == 0.0
     nth = {"num_paragraphs": 2, "nth_paragraph": 1, "first_word": "then"}
     assert check("length_constraints:nth_paragraph_first_word", nth, "_then_ comes.\n\nPart 2.") is True
+
+
+@pytest.mark.parametrize("response", ["A st\u00adory.", "A st\u200bory.", "\uff21 \uff53\uff54\uff4f\uff52\uff59."])
+def test_training_forbidden_words_see_through_invisible_and_fullwidth_characters(response):
+    from mrtpo_sdk.instructions._check import check
+
+    assert check("keywords:forbidden_words", {"forbidden_words": ["story"]}, response) is False
+    assert check("keywords:forbidden_words", {"forbidden_words": ["story"]}, "A tale.") is True
+    assert check("keywords:letter_frequency", {"letter": "z", "let_frequency": 1, "let_relation": "less than"},
+                 "\uff5aebra.") is False
+
+
+@pytest.mark.parametrize("response, followed", [("PART 1\nPART 2", False), ("PART 1\n\nPART 2\nb", False),
+                                                ("PART 1\na\nPART 2\nb", True), ("PART 1: intro\nPART 2: more", True)])
+def test_training_sections_need_content(response, followed):
+    from mrtpo_sdk.instructions._check import check
+
+    assert check("detectable_format:multiple_sections", {"section_spliter": "PART", "num_sections": 2},
+                 response) is followed
