@@ -54,6 +54,7 @@ __all__ = [
     "official_statement_error",
     "reference_result",
     "relevance_error",
+    "selects_only_constants",
     "training_match",
 ]
 
@@ -241,6 +242,30 @@ def relevance_error(pred: ExecutionResult, gold: ExecutionResult) -> str:
     if not pred.tables:
         return "The query runs but reads no table of the database, so it cannot answer the question."
     return "The query runs but reads none of the tables the question is about."
+
+
+def selects_only_constants(query: str, reference: str) -> bool:
+    """The query's outermost SELECT list is literals only (``SELECT 32 FROM student LIMIT 1``, the answer typed in
+    beside a table read) while the reference's is not: it names the answer instead of computing it. ``False`` when
+    either does not parse (the executed result decides then)."""
+    import sqlglot
+    from sqlglot import exp
+
+    def constant_only(sql: str) -> bool | None:
+        try:
+            tree = sqlglot.parse_one(sql, read="sqlite")
+        except Exception:  # noqa: BLE001 - unparsable: no verdict here
+            return None
+        select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+        if select is None or not select.expressions:
+            return None
+        return all(
+            not any(isinstance(n, (exp.Column, exp.AggFunc, exp.Star, exp.Subquery)) for n in e.walk())
+            for e in select.expressions
+        )
+
+    mine, theirs = constant_only(query), constant_only(reference)
+    return bool(mine) and theirs is False
 
 
 # ---- reference with ties ----------------------------------------------------------------------------------------

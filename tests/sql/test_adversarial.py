@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
+from pathlib import Path
+
 from .conftest import fence
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -193,3 +195,25 @@ def official_refusals(task) -> dict[str, int]:
             if min(got.values()) < 1.0:
                 counts[kind] = counts.get(kind, 0) + 1
     return counts
+
+
+def test_training_refuses_the_answer_typed_in_beside_a_table_read():
+    """Trial finding: `SELECT 32 FROM student LIMIT 1` for "How many students?" read a reference table, so the
+    constant check let it through; a SELECT list of literals only names the answer instead of computing it."""
+    from mrtpo_sdk import load_task
+    from mrtpo_sdk.sql.score import selects_only_constants
+
+    task = load_task(Path(__file__).resolve().parents[2] / "tasks" / "sql.py")
+    example = task.load_examples("train")[0]
+    gold = task.score(example, f"```sql\n{example.query}\n```")
+    assert [r.reward for r in gold] == [1.0, 1.0, 1.0]
+    count = gold_count = None
+    import sqlite3
+
+    with sqlite3.connect(str(example.db_path)) as db:
+        gold_count = db.execute(example.query).fetchone()[0]
+    count = task.score(example, f"```sql\nSELECT {gold_count} FROM student LIMIT 1\n```")
+    assert count[2].reward == 0.0
+    assert selects_only_constants("SELECT 'Grace Hollis', 134000 FROM instructor LIMIT 1", "SELECT name, salary FROM i")
+    assert not selects_only_constants("SELECT count(1) FROM student", "SELECT count(*) FROM student")
+    assert not selects_only_constants("SELECT 1", "SELECT 1")
