@@ -1,4 +1,5 @@
-"""Shared test settings: the one tiny embedded-policy configuration the trainer tests build their policy from.
+"""Shared test settings: the one tiny embedded-policy configuration the trainer tests build their policy from, and
+``local_model``: a tiny model folder on disk, as a user's own checkpoint (``--model PATH``, TRL scripts).
 
 ``from .conftest import TINY_POLICY`` (``DefaultPolicyConfig(**TINY_POLICY)``); tests that need other sizes (the
 replay's architecture sweep, the policy's own tests) keep theirs next to the test.
@@ -8,3 +9,22 @@ TINY_POLICY = dict(
     vocab_size=300, hidden_size=32, num_hidden_layers=1, intermediate_size=64, num_attention_heads=2,
     num_key_value_heads=1, seed=0,
 )
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def local_model(tmp_path):
+    """A tiny Qwen2 model + tokenizer saved in a folder (built for the letters fixture task), as ``pathlib.Path``."""
+    from pathlib import Path
+
+    from mrtpo_sdk import load_task
+
+    from .test_trainer import tiny_policy
+
+    model, tok = tiny_policy(load_task(Path(__file__).parent / "fixtures" / "letters_task.py"))
+    folder = tmp_path / "tiny-model"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder

@@ -21,16 +21,6 @@ def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
 
 
-@pytest.fixture
-def local_model(tmp_path):
-    """A tiny model folder, as a user's local checkpoint."""
-    model, tok = tiny_policy(load_task(LETTERS))
-    folder = tmp_path / "tiny-model"
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
-
-
 def error_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     errors = [line for line in err if line.startswith("error: ")]

@@ -43,18 +43,9 @@ RESULT = trainer
 '''
 
 
-@pytest.fixture
-def local_model(tmp_path):
-    model, tok = tiny_policy(load_task(LETTERS))
-    folder = tmp_path / "tiny-model"
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
-
-
 def run_script(import_line, reward_a, model, output_dir):
     code = SCRIPT.format(import_line=import_line, reward_a=reward_a)
-    scope = {"MODEL": model, "OUTPUT_DIR": str(output_dir)}
+    scope = {"MODEL": str(model), "OUTPUT_DIR": str(output_dir)}
     exec(compile(code, "trl_script.py", "exec"), scope)
     return scope["RESULT"]
 
@@ -93,7 +84,7 @@ def test_reward_function_gets_columns_and_trl_kwargs(tmp_path, local_model):
     rows = [{"prompt": [{"role": "user", "content": f"Say {w}."}], "word": w} for w in "ab cd ef gh ij kl mn op".split()]
     args = MRTPOConfig(output_dir=str(tmp_path / "o"), max_steps=1, per_device_train_batch_size=8, num_generations=4,
                        max_completion_length=6, report_to="none", bf16=False, use_cpu=True, disable_tqdm=True)
-    MRTPOTrainer(model=local_model, reward_funcs=spy, args=args, train_dataset=rows).train()
+    MRTPOTrainer(model=str(local_model), reward_funcs=spy, args=args, train_dataset=rows).train()
     assert seen["n"] == 8 and seen["ids"] == 8 and seen["prompt"] == "user" and seen["step"] == 0
     assert len(set(seen["words"])) == 2 and all(seen["words"].count(w) == 4 for w in set(seen["words"]))
 
