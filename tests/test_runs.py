@@ -87,12 +87,13 @@ def test_truncate_logs_keeps_rows_up_to_the_checkpoint(tmp_path):
     assert dropped == {"metrics.jsonl": 3, "samples.jsonl": 1, "credit pages": 1}
 
 
-def test_resumed_callback_keeps_earlier_rows(tmp_path):
+def test_resumed_callback_keeps_earlier_rows(tmp_path, capsys):
     from types import SimpleNamespace
 
     write_rows(tmp_path / "metrics.jsonl", [0, 1, 2, 3])
     MetricsJSONLCallback(tmp_path).on_train_begin(None, SimpleNamespace(is_world_process_zero=True, global_step=2), None)
     assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [0, 1, 2]
+    assert "note: resuming at step 2: dropped the killed run's later log rows (1 metrics.jsonl)" in capsys.readouterr().out
 
 
 def test_resolve_checkpoint(tmp_path, capsys):

@@ -39,7 +39,11 @@ class MetricsJSONLCallback(TrainerCallback):
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if state.global_step > 0:  # resumed from a checkpoint: keep the rows up to it, drop the killed run's later ones
-            truncate_logs(self.path.parent, state.global_step)
+            dropped = truncate_logs(self.path.parent, state.global_step)
+            gone = ", ".join(f"{n} {what}" for what, n in dropped.items() if n)
+            if gone:  # never silent: these steps of the killed run are trained again
+                print(f"note: resuming at step {state.global_step}: dropped the killed run's later log rows "
+                      f"({gone})", flush=True)
             self.path.touch()
         else:  # a new run (MRTPOTrainer.train refused a folder holding a previous one unless overwrite_output_dir)
             self.path.write_text("", encoding="utf-8")
