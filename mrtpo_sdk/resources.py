@@ -17,8 +17,14 @@ BUNDLED_TASKS = {
     "sql": "sql.py",
     "instruction_following": "instruction_following.py",
     "bfcl": "bfcl.py",
+    "long_form": "long_form.py",
 }
-_ALIASES = {"instruction-following": "instruction_following", "ifeval": "instruction_following", "if": "instruction_following"}
+_ALIASES = {
+    "instruction-following": "instruction_following",
+    "ifeval": "instruction_following",
+    "if": "instruction_following",
+    "long-form": "long_form",
+}
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -45,7 +51,7 @@ def bundled_dir(kind: str) -> Path:
 
 
 def bundled_task_file(name: str) -> Path | None:
-    """The file of bundled task ``name`` (``sql``, ``instruction_following``/``ifeval``, ``bfcl``), else ``None``."""
+    """The file of bundled task ``name`` (``sql``, ``instruction_following``/``ifeval``, ``bfcl``, ``long_form``), else ``None``."""
     key = _ALIASES.get(name, name)
     if key not in BUNDLED_TASKS:
         return None

@@ -1,0 +1,180 @@
+"""Long-form writing where each reward concerns a few tokens: a ~100-word report with 1-3 IFEval constraints.
+
+The setting issue 9 asked for, in which the paper's effect should show: a long response (about 130-170 tokens of
+report) of which each reward concerns only a handful of tokens — a ``<<title>>`` on the first line
+(``detectable_format:title``), two given keywords somewhere in the text (``keywords:existence``), and an exact
+closing phrase (``startend:end_checker``). The report's other ~90% of tokens are free text that no verifier reads.
+Under GDPO every token of a completion gets the same advantage for every reward; MRTPO's replay (``P_\\k`` = the
+prompt without constraint k's sentence) should move each reward's credit onto the tokens its constraint concerns.
+
+Each prompt is ``Write a report of about 100 words about <topic>.`` followed by 1-3 constraint sentences (each type
+present with probability 0.65, at least one; in random order). Verifiers ``constraint_1..3`` score the example's
+j-th constraint with the bundled instruction-following checkers (``training`` semantics, IFEval strict otherwise;
+``None`` when the example has fewer than j constraints), gated on the response being a report: a completion of
+fewer than 50 words earns 0 on every constraint (``<<t>> apple pear`` does not do the task).
+
+Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts; the
+references are reports written from a small sentence grammar, so the embedded policy learns to write ~100 words
+and, imperfectly, to follow the constraints. Headline metrics: IFEval's prompt- and instruction-level strict
+accuracy. Completions need room: train with ``--max_completion_length 192`` (the embedded default of 64 tokens cuts
+every report before its closing phrase). See ``docs/results.md`` ("Long-form") for what it measured.
+"""
+
+import random
+import re
+
+from mrtpo_sdk import MRTPOError, Result, Task, Verifier
+from mrtpo_sdk.evaluation import ifeval_accuracy
+from mrtpo_sdk.instructions import compose_example, constraint_verifiers, prompt_without
+
+SEED = 2026
+SIZES = {"train": 1200, "validation": 100}
+MIN_WORDS = 50
+
+TOPICS = [
+    "the harbor", "the city library", "the river trail", "the night market", "the old bridge", "the school garden",
+    "the mountain village", "the train station", "the science fair", "the town museum", "the summer festival",
+    "the bakery on the corner", "the football club", "the wind farm", "the public pool", "the art class",
+    "the bus network", "the village well", "the recycling plant", "the city zoo", "the chess tournament",
+    "the new hospital", "the forest path", "the fishing fleet", "the music school", "the farmers' cooperative",
+    "the solar roof project", "the coastal road", "the street choir", "the community kitchen",
+]
+KEYWORDS = [
+    "budget", "weather", "volunteers", "schedule", "history", "visitors", "safety", "traffic", "children", "repairs",
+    "lanterns", "tickets", "neighbors", "harvest", "engines", "paint", "letters", "bicycles", "windows", "stories",
+    "coffee", "maps", "boats", "gardens", "teachers", "signs", "music", "bread", "tools", "lights",
+    "rain", "stones", "photos", "meetings", "prices", "trees", "songs", "doors", "records", "rules",
+]
+END_PHRASES = [
+    "Is there anything else I can help with?", "Thank you for reading.", "That is all for now.",
+    "Let me know if you have any questions.", "More news will follow soon.", "See you next time.",
+    "Stay safe and take care.", "This concludes the report.", "Any other questions?", "Have a good day.",
+    "We will report again next month.", "Let us keep in touch.",
+]
+TITLE_WORDS = ["Notes on", "A Look at", "News from", "Report on", "A Day at", "Thoughts on", "Life at", "Inside"]
+SUBJECTS = [
+    "The staff", "Most people", "A local group", "The council", "Many families", "Our team", "The workers",
+    "Some residents", "The organizers", "A few students", "The managers", "Everyone",
+]
+VERBS = [
+    "talked about", "worked on", "looked at", "cared about", "planned", "discussed", "improved", "checked",
+    "wrote about", "asked about", "helped with", "thought about",
+]
+OBJECTS = [
+    "the plans for next year", "the daily routine", "the small problems", "the costs", "the opening hours",
+    "the new ideas", "the long list of tasks", "the changes", "the main goals", "the results so far",
+    "the quiet mornings", "the busy evenings",
+]
+TAILS = [
+    "this week", "with great care", "after the meeting", "before the winter", "in the early morning",
+    "for the whole town", "without much fuss", "as always", "once again", "with some help", "at the last minute",
+    "in a friendly way",
+]
+ABOUT = [
+    "People say that {topic} is busier than ever.", "{Topic} has changed a lot in the last few years.",
+    "Nobody expected {topic} to grow so quickly.", "Life around {topic} follows a simple rhythm.",
+    "Visitors often ask how {topic} began.", "The story of {topic} is a long one.",
+]
+KEYWORD_SENTENCES = [
+    "The {kw} came up again and again.", "A short talk about the {kw} drew a crowd.",
+    "Nobody forgot the {kw} this time.", "The {kw} were a surprise to many.", "Everyone had an opinion on the {kw}.",
+    "In the end the {kw} mattered most.",
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}."
+
+
+def _report(rng: random.Random, topic: str, keywords: list[str]) -> list[str]:
+    """About 100 words: one sentence naming the topic, filler sentences, one sentence per keyword."""
+    sentences = [rng.choice(ABOUT).format(topic=topic, Topic=topic[0].upper() + topic[1:])]
+    sentences += [_sentence(rng) for _ in range(rng.randint(7, 9))]
+    for kw in keywords:
+        sentences.insert(rng.randint(1, len(sentences)), rng.choice(KEYWORD_SENTENCES).format(kw=kw))
+    return sentences
+
+
+def _example(rng: random.Random, split: str, i: int):
+    topic = rng.choice(TOPICS)
+    kinds = [k for k in ("title", "keywords", "end") if rng.random() < 0.65] or [rng.choice(["title", "keywords", "end"])]
+    rng.shuffle(kinds)
+    constraints, keywords, end_phrase = [], [], None
+    for kind in kinds:
+        if kind == "title":
+            constraints.append(("detectable_format:title", {}))
+        elif kind == "keywords":
+            keywords = rng.sample(KEYWORDS, 2)
+            constraints.append(("keywords:existence", {"keywords": list(keywords)}))
+        else:
+            end_phrase = rng.choice(END_PHRASES)
+            constraints.append(("startend:end_checker", {"end_phrase": end_phrase}))
+    lines = []
+    if "title" in kinds:
+        lines.append(f"<<{rng.choice(TITLE_WORDS)} {topic[4:].title() if topic.startswith('the ') else topic.title()}>>")
+    body = " ".join(_report(rng, topic, keywords))
+    if end_phrase is not None:
+        body += " " + end_phrase
+    lines.append(body)
+    return compose_example(
+        f"{split}-{i:04d}",
+        f"Write a report of about 100 words about {topic}.",
+        constraints,
+        reference="\n\n".join(lines),
+        topic=topic,
+    )
+
+
+def examples(split: str = "train", data: str | None = None):
+    if data is not None:
+        raise MRTPOError("tasks/long_form.py generates its data in code; it takes no --data")
+    if split not in SIZES:
+        raise MRTPOError(f"unknown split {split!r}; the splits are {list(SIZES)}")
+    rng = random.Random(f"{SEED}-{split}")
+    return [_example(rng, split, i) for i in range(SIZES[split])]
+
+
+def prompt(example):
+    return example.prompt
+
+
+def reference(example):
+    return example.meta["reference"]
+
+
+_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def _is_report(completion: str) -> bool:
+    return len(_WORD.findall(completion)) >= MIN_WORDS
+
+
+def _gated(slot: Verifier) -> Verifier:
+    """``slot`` scored only on a report (>= MIN_WORDS words); a shorter completion earns 0 with the same block."""
+
+    def score(example, completion):
+        result = slot.fn(example, completion)
+        if result is None or _is_report(completion):
+            return result
+        return Result(0.0, result.block)
+
+    score.__name__ = slot.name
+    score.__doc__ = (
+        f"Reward 1 if the completion is a report (>= {MIN_WORDS} words) that follows the example's "
+        f"{slot.name.replace('_', ' ')} (IFEval strict, training semantics), else 0; None without that constraint."
+    )
+    return Verifier(score, name=slot.name, kind="constraint")
+
+
+task = Task(
+    name="long_form",
+    description="Long-form writing: a ~100-word report, 1-3 constraints that each concern a few tokens",
+    examples=examples,
+    prompt=prompt,
+    verifiers=[_gated(v) for v in constraint_verifiers(3)],
+    reference=reference,
+    block_placement="in-prompt",
+    prompt_without=prompt_without,
+    metrics=ifeval_accuracy(),
+    eval_split="validation",
+)
