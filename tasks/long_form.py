@@ -13,7 +13,8 @@ j-th constraint with the bundled instruction-following checkers (``training`` se
 ``None`` when the example has fewer than j constraints), gated on the response being a report: a completion of
 fewer than 50 words earns 0 on every constraint (``<<t>> apple pear`` does not do the task).
 
-Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts; the
+Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts (none of
+them a training prompt); the
 references are reports written from a small sentence grammar, so the embedded policy learns to write ~100 words
 and, imperfectly, to follow the constraints. Headline metrics: IFEval's prompt- and instruction-level strict
 accuracy. Completions need room: train with ``--max_completion_length 192`` (the embedded default of 64 tokens cuts
@@ -131,7 +132,16 @@ def examples(split: str = "train", data: str | None = None):
     if split not in SIZES:
         raise MRTPOError(f"unknown split {split!r}; the splits are {list(SIZES)}")
     rng = random.Random(f"{SEED}-{split}")
-    return [_example(rng, split, i) for i in range(SIZES[split])]
+    if split == "train":
+        return [_example(rng, split, i) for i in range(SIZES[split])]
+    seen = {ex.prompt for ex in examples("train")}  # held out: no validation prompt is a training prompt
+    out = []
+    while len(out) < SIZES[split]:
+        ex = _example(rng, split, len(out))
+        if ex.prompt not in seen:
+            seen.add(ex.prompt)
+            out.append(ex)
+    return out
 
 
 def prompt(example):

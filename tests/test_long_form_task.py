@@ -1,0 +1,98 @@
+"""The bundled long-form task: deterministic generated data, references that earn every reward, in-prompt ``P_\\k``,
+constraints that concern a few tokens, and the report gate (a short completion earns nothing)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mrtpo_sdk import MRTPOError, load_task
+from mrtpo_sdk.resources import bundled_task_file
+
+TASK_FILE = Path(__file__).parents[1] / "tasks" / "long_form.py"
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_task(str(TASK_FILE))
+
+
+@pytest.fixture(scope="module")
+def train(task):
+    return task.load_examples("train")
+
+
+def test_splits_are_deterministic_and_sized(task, train) -> None:
+    assert task.block_placement == "in-prompt" and task.eval_split == "validation"
+    assert task.verifier_names == ["constraint_1", "constraint_2", "constraint_3"]
+    assert len(train) == 1200 and len(task.load_examples("validation")) == 100
+    again = task.load_examples("train")
+    assert [ex.prompt for ex in again] == [ex.prompt for ex in train]
+    assert [task.reference_completion(ex) for ex in again[:50]] == [task.reference_completion(ex) for ex in train[:50]]
+    assert Counter(len(ex.constraints) for ex in train).keys() == {1, 2, 3}
+    types = Counter(c.id for ex in train for c in ex.constraints)
+    assert set(types) == {"detectable_format:title", "keywords:existence", "startend:end_checker"}
+    assert all(0.55 * len(train) < n < 0.8 * len(train) for n in types.values()), types
+    val_prompts = {ex.prompt for ex in task.load_examples("validation")}
+    assert len(val_prompts) == 100 and not val_prompts & {ex.prompt for ex in train}  # held out
+    with pytest.raises(MRTPOError, match="unknown split"):
+        task.load_examples("test")
+    with pytest.raises(MRTPOError, match="no --data"):
+        task.load_examples("train", data="x.jsonl")
+    assert bundled_task_file("long_form") == TASK_FILE.resolve() or bundled_task_file("long_form").name == "long_form.py"
+
+
+def test_references_are_long_and_earn_every_reward(task, train) -> None:
+    for ex in train + task.load_examples("validation"):
+        ref = task.reference_completion(ex)
+        assert 70 <= len(ref.split()) <= 150, (ex.id, ref)
+        results = task.score(ex, ref)
+        for j, r in enumerate(results):
+            if j < len(ex.constraints):
+                assert r is not None and r.reward == 1.0, (ex.id, j, ex.constraints[j].id, ref)
+            else:
+                assert r is None
+
+
+def test_each_constraint_concerns_a_few_tokens(task, train) -> None:
+    """Breaking only the tokens a constraint concerns costs exactly that reward."""
+    ex = next(e for e in train if len(e.constraints) == 3)
+    ref = task.reference_completion(ex)
+    slot = {c.id: j for j, c in enumerate(ex.constraints)}
+    end = ex.constraints[slot["startend:end_checker"]].kwargs["end_phrase"]
+    kw = ex.constraints[slot["keywords:existence"]].kwargs["keywords"][0]
+    broken = {
+        "startend:end_checker": ref[: -len(end)].rstrip(),
+        "keywords:existence": ref.replace(kw, "things"),
+        "detectable_format:title": ref.replace("<<", "").replace(">>", ""),
+    }
+    for cid, text in broken.items():
+        rewards = [r.reward for r in task.score(ex, text)]
+        expect = [0.0 if j == slot[cid] else 1.0 for j in range(3)]
+        assert rewards == expect, (cid, rewards, text)
+
+
+def test_prompt_without_drops_exactly_that_sentence(task, train) -> None:
+    for ex in train[:200]:
+        for j, _ in enumerate(ex.constraints):
+            without = task.prompt_without(ex, f"constraint_{j + 1}")
+            sentence = ex.sentence(j)
+            assert sentence and sentence not in without
+            assert len(without) < len(ex.prompt)
+            for other in range(len(ex.constraints)):
+                if other != j:
+                    assert ex.sentence(other) in without
+
+
+def test_a_short_completion_earns_nothing(task, train) -> None:
+    """The gate: the constraints' text without a report (fewer than 50 words) is not the task."""
+    ex = next(e for e in train if len(e.constraints) == 3)
+    slot = {c.id: c for c in ex.constraints}
+    kws = " ".join(slot["keywords:existence"].kwargs["keywords"])
+    end = slot["startend:end_checker"].kwargs["end_phrase"]
+    short = f"<<Title>>\n\n{kws}. {end}"
+    assert [r.reward for r in task.score(ex, short)] == [0.0, 0.0, 0.0]
+    padded = f"<<Title>>\n\n{kws}. " + "word " * 60 + end
+    assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # constraint verifiers judge the constraint
