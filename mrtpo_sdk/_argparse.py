@@ -1,4 +1,4 @@
-"""The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.cli`).
+"""The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.trainer.cli`).
 
 A mistake on the command line is one line, as ``train`` prints it, never argparse's usage block:
 

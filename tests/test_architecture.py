@@ -1,5 +1,6 @@
-"""The package's layers point one way (issue 14): no import cycles between modules of ``mrtpo_sdk``, and nothing
-under ``trainer/`` imports the authoring tools or the command line.
+"""The package's layers point one way (issue 14): no import cycles between modules of ``mrtpo_sdk``, nothing under
+``trainer/`` but its command line (``trainer/cli.py``) imports the authoring tools or a command line, and
+``mrtpo_sdk/cli.py`` only dispatches to the subsystems' own ``cli`` modules.
 
 The import graph is read from the syntax tree (every ``import`` statement, also those inside functions; not those
 under ``if TYPE_CHECKING:``). Importing a submodule is an edge to that submodule only, not to its parent packages.
@@ -14,10 +15,6 @@ import mrtpo_sdk
 
 ROOT = Path(mrtpo_sdk.__file__).parent
 
-# Cycles that are known and wait for their fix: the compare matrix runs `mrtpo-sdk train` through
-# mrtpo_sdk.cli.train_command (looked up at call time so that tests can replace it) until the train command moves
-# to trainer/cli.py (issue 14, item 2).
-KNOWN_CYCLES = [{"mrtpo_sdk.cli", "mrtpo_sdk.compare.cli", "mrtpo_sdk.compare.matrix"}]
 
 
 def _module_name(path: Path) -> str:
@@ -109,19 +106,42 @@ def test_cycle_finder_sees_a_cycle():
 
 
 def test_no_import_cycles():
-    found = cycles(import_graph())
-    new = [sorted(c) for c in found if c not in KNOWN_CYCLES]
-    assert new == [], f"import cycles between modules of mrtpo_sdk: {new}"
+    found = [sorted(c) for c in cycles(import_graph())]
+    assert found == [], f"import cycles between modules of mrtpo_sdk: {found}"
+
+
+def _is_cli(module: str) -> bool:
+    return module == "mrtpo_sdk.cli" or module.endswith(".cli")
 
 
 def test_trainer_does_not_import_authoring_or_cli():
     graph = import_graph()
     bad = {
-        m: sorted(t for t in targets if t.startswith("mrtpo_sdk.authoring") or t == "mrtpo_sdk.cli")
+        m: sorted(t for t in targets if t.startswith("mrtpo_sdk.authoring") or _is_cli(t))
         for m, targets in graph.items()
-        if m.startswith("mrtpo_sdk.trainer")
+        if m.startswith("mrtpo_sdk.trainer") and m != "mrtpo_sdk.trainer.cli"  # the train subcommand: CLI layer
     }
     assert {m: t for m, t in bad.items() if t} == {}
+
+
+#: What ``mrtpo_sdk/cli.py`` may define: the dispatcher, its one-line error, ``--debug`` and the console script.
+DISPATCHER_DEFINITIONS = {"main", "_error", "_debug_requested", "entrypoint"}
+#: The modules of ``mrtpo_sdk`` it may import besides the subsystems' ``cli`` modules (the version for
+#: ``--version``, the error class it prints, "did you mean", and the presets it re-exports).
+DISPATCHER_IMPORTS = {"mrtpo_sdk", "mrtpo_sdk.errors", "mrtpo_sdk._argparse", "mrtpo_sdk.policy.presets"}
+
+
+def test_cli_only_dispatches():
+    tree = ast.parse((ROOT / "cli.py").read_text(encoding="utf-8"))
+    defined = {
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    assert defined <= DISPATCHER_DEFINITIONS, f"mrtpo_sdk/cli.py defines {sorted(defined - DISPATCHER_DEFINITIONS)}"
+    imported = import_graph()["mrtpo_sdk.cli"]
+    others = sorted(t for t in imported if t not in DISPATCHER_IMPORTS and not _is_cli(t))
+    assert others == [], f"mrtpo_sdk/cli.py imports {others}; it only dispatches to the subsystems' cli modules"
+    subcommands = {t for t in imported if _is_cli(t)}
+    assert {"mrtpo_sdk.trainer.cli", "mrtpo_sdk.lint.cli", "mrtpo_sdk.authoring.cli"} <= subcommands
 
 
 def test_instruction_registry_is_a_leaf():

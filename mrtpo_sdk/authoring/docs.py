@@ -80,7 +80,7 @@ def _section(title: str, parser: argparse.ArgumentParser, usage: str, extra: str
 def _train_parser() -> argparse.ArgumentParser:
     from trl import TrlParser
 
-    from ..cli import TrainScriptArguments
+    from ..trainer.cli import TrainScriptArguments
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..trainer import MRTPOConfig
 

@@ -7,7 +7,7 @@ Public API::
     report = compare_runs(runs, threshold=0.8, smooth=3)   # the dict of compare.json
     write_report(report, runs, "runs/compare-sql")          # compare.json, compare.md, compare.png
 
-Nothing here imports torch; the matrix (:func:`run_matrix`) calls ``mrtpo_sdk.cli.train_command``.
+Nothing here imports torch; the matrix (:func:`run_matrix`) calls ``mrtpo_sdk.trainer.cli.train_command``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The train matrix of ``mrtpo-sdk compare TASK_FILE``: every (seed, algo) pair trained in-process.
 
 For each seed, for each algo (in the order given), the run goes to ``OUTPUT_DIR/<algo>-seed<N>`` through
-``mrtpo_sdk.cli.train_command([task, "--algo", algo, "--seed", N, "--output_dir", folder, *train_flags])``. All
+``mrtpo_sdk.trainer.cli.train_command([task, "--algo", algo, "--seed", N, "--output_dir", folder, *train_flags])``. All
 algos of one seed start from the same initial policy (the embedded policy is built deterministically from
 ``--seed``; with ``--model`` it is the same checkpoint) and see the same prompts in the same order (TRL's sampler is
 seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
@@ -125,10 +125,10 @@ def run_matrix(
 ) -> list[MatrixRun]:
     """Train (or reuse) every cell; return the cells in order. A training that fails stops the matrix with an error
     naming the run (the finished runs before it are reused by the next call)."""
-    from .. import cli  # looked up at call time: tests replace cli.train_command
+    from ..trainer import cli  # looked up at call time: tests replace trainer.cli.train_command
 
     output_dir = Path(output_dir)
-    from ..cli import train_flag_value
+    from ..trainer.cli import train_flag_value
     from ..trainer.runs import previous_run_files
 
     raw_steps = train_flag_value(list(train_flags), "max_steps")

@@ -112,12 +112,12 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     ),
     Method(
         "TrlParser", "__init__", ("dataclass_types",), returns="-",
-        used_by="mrtpo_sdk.cli._train_parser (TrainParser(TrlParser), prog/description/allow_abbrev as argparse)",
+        used_by="mrtpo_sdk.trainer.cli._train_parser (TrainParser(TrlParser), prog/description/allow_abbrev as argparse)",
         exact=False,
     ),
     Method(
         "TrlParser", "parse_args_and_config", ("args",), returns="a tuple of the dataclass instances, in order",
-        used_by="mrtpo_sdk.cli (script_args, config = parser.parse_args_and_config(flags))", exact=False,
+        used_by="mrtpo_sdk.trainer.cli (script_args, config = parser.parse_args_and_config(flags))", exact=False,
     ),
     # ---- instance attributes set by GRPOTrainer.__init__
     Attribute("GRPOTrainer", "_metrics", 'dict {"train": defaultdict(list), "eval": defaultdict(list)}; log() '
@@ -194,7 +194,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
         "module:trl.scripts.utils",
         ("Unknown arguments from config file",),
         "TrlParser's message for unknown --config keys",
-        "mrtpo_sdk.cli._explain_parse_error",
+        "mrtpo_sdk.trainer.cli._explain_parse_error",
     ),
 )
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import mrtpo_sdk.cli
+import mrtpo_sdk.trainer.cli
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.compare.matrix import run_matrix
 
@@ -130,7 +130,7 @@ def trainer(monkeypatch):
                   dev_final={"all_rewards": 0.1 * seed}, max_steps=steps)
         return 0
 
-    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", fake_train)
+    monkeypatch.setattr(mrtpo_sdk.trainer.cli, "train_command", fake_train)
     return calls
 
 
@@ -182,7 +182,7 @@ def test_without_max_steps_any_finished_run_is_reused(trainer, tmp_path, capsys)
 
 
 def test_a_failed_run_stops_the_matrix_naming_it(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", lambda argv: 1)
+    monkeypatch.setattr(mrtpo_sdk.trainer.cli, "train_command", lambda argv: 1)
     out = tmp_path / "m"
     assert main(["compare", TOY_TASK, "--algos", "gdpo", "--seeds", "7", "--output_dir", str(out)]) == 2
     assert error_line(capsys) == (
@@ -215,7 +215,7 @@ def test_eta_is_the_mean_run_time_times_the_runs_left(tmp_path, monkeypatch):
         now[0] += 100.0  # each run takes 100 s
         return 0
 
-    monkeypatch.setattr(mrtpo_sdk.cli, "train_command", fake_train)
+    monkeypatch.setattr(mrtpo_sdk.trainer.cli, "train_command", fake_train)
     lines: list[str] = []
     run_matrix(TOY_TASK, "toy", ["mrtpo", "gdpo", "grpo"], [1], tmp_path, log=lines.append, clock=lambda: now[0])
     assert lines == [

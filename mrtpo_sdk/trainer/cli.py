@@ -1,0 +1,543 @@
+"""``mrtpo-sdk train``: its parser (TRL's, over :class:`TrainScriptArguments`, ``MRTPOConfig`` and TRL's
+``ModelConfig``) and the run (dispatched from :mod:`mrtpo_sdk.cli`).
+
+``mrtpo-sdk train TASK_FILE[@name] [--algo mrtpo|gdpo|grpo] [--model ID_OR_PATH] [--data PATH] [--config YAML]
+[--<any MRTPOConfig / GRPOConfig field> VALUE]``
+
+This is the command-line layer of the trainer: it sits above the rest of ``trainer/`` (which never imports it) and
+runs the authoring tools' preflight checks before training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError
+from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
+
+__all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value"]
+
+
+@dataclass
+class TrainScriptArguments:
+    """Arguments of ``mrtpo-sdk train`` that are not trainer settings."""
+
+    model: str | None = field(
+        default=None,
+        metadata={
+            "help": "Hugging Face model id or local path of the policy. Default: the embedded bootstrap policy "
+            "(a small model built and warm-started on this task's references, cached; for trying the SDK offline)."
+        },
+    )
+    data: str | None = field(
+        default=None, metadata={"help": "Point the task's loader at another dataset (e.g. a Spider/BIRD download)."}
+    )
+    policy_preset: str = field(
+        default="small",
+        metadata={"help": "Size of the embedded policy: 'small' (default) or 'tiny' (seconds to build; smoke tests)."},
+    )
+    rebuild_policy: bool = field(
+        default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
+    )
+    save_policy: bool = field(
+        default=True,
+        metadata={
+            "help": "Save the final policy (model + tokenizer) to OUTPUT_DIR/policy, loadable by --model and "
+            "from_pretrained."
+        },
+    )
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("task", nargs="?")
+    pre.add_argument("--algo", default="mrtpo")
+    pre.add_argument("--model", default=None)
+    pre.add_argument("--model_name_or_path", default=None)
+    pre.add_argument("-h", "--help", action="store_true")
+    return pre.parse_known_args(rest)
+
+
+def _config_file_values(rest: list[str]) -> dict[str, Any]:
+    """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
+    path = train_flag_value(rest, "config")
+    if not path:
+        return {}
+    try:
+        import yaml
+
+        values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - the parser below gives the one-line error
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
+    """A train setting as the user gave it: the command-line flag, else the ``--config`` key, else ``None``."""
+    value = train_flag_value(rest, name)
+    if value is None and file_values.get(name) is not None:
+        value = file_values[name]
+    return value
+
+
+def train_command(rest: list[str]) -> int:
+    """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
+
+    Flags and ``--config`` keys behave alike (a flag wins): ``algo``, ``model``, ``data`` and the evaluation
+    settings choose the presets and the output folder either way."""
+    known, _ = _pre_parse(rest)
+    file_values = _config_file_values(rest)
+    for name in ("algo", "model"):
+        if train_flag_value(rest, name) is None and file_values.get(name) is not None:
+            setattr(known, name, str(file_values[name]))
+    alias = _given(rest, file_values, "model_name_or_path")  # TRL's ModelConfig name of --model
+    if alias is not None:
+        if known.model is not None and str(alias) != known.model:
+            return _error(f"--model {known.model} and --model_name_or_path {alias} disagree; give one of them")
+        known.model = str(alias)
+    from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
+
+    if known.algo not in ALGORITHMS:
+        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
+
+    hf_parser = _train_parser(MRTPOConfig)
+    preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
+    if known.model is not None:
+        import torch
+
+        preset.setdefault("bf16", torch.cuda.is_available())  # TRL's bf16 default fails on a CPU-only machine
+    if known.help or not known.task:
+        hf_parser.set_defaults(**preset)
+        if not known.help:
+            return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
+        hf_parser.print_help()
+        return 0
+
+    from ..loader import load_task
+
+    task = load_task(known.task)
+    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    if task.eval_split is not None:
+        data = _given(rest, file_values, "data")
+        try:
+            task.load_examples(task.eval_split, data)
+        except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
+            print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
+        else:
+            # Held-out evaluation before training, every quarter of the run and after the last step
+            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
+            preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
+    if _given(rest, file_values, "eval_steps") is not None and _given(rest, file_values, "eval_strategy") is None:
+        preset["eval_strategy"] = "steps"  # --eval_steps alone would otherwise be ignored (TRL's default is "no")
+    hf_parser.set_defaults(**preset)
+    flags = [a for a in rest if a != known.task]
+    import yaml
+
+    try:
+        script_args, config, model_args = hf_parser.parse_args_and_config(flags)
+    except yaml.YAMLError as exc:
+        return _error(f"--config: not valid YAML ({' '.join(str(exc).split())})")
+    except FileNotFoundError as exc:
+        return _error(f"--config: {exc.strerror}: {exc.filename}")
+    except ValueError as exc:
+        return _error(_explain_parse_error(str(exc), hf_parser))
+    if config.max_steps == 0 or config.max_steps < -1:
+        return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
+    if (
+        str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
+        and preset.get("eval_on_start")
+        and _given(flags, file_values, "eval_on_start") is None
+    ):
+        config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
+    script_args.model = known.model
+    _require_extras(config)
+    peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
+    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
+                        model_args=model_args)
+
+
+def _require_extras(config) -> None:
+    """A setting whose optional package is missing: one line naming the extra to install (not TRL's traceback).
+
+    Raises:
+        MRTPOError: ``--use_vllm`` without vllm, ``--report_to wandb`` without wandb, ``--deepspeed`` without it.
+    """
+    import importlib.util
+
+    report_to = config.report_to if isinstance(config.report_to, list) else [config.report_to]
+    needs = [
+        (bool(getattr(config, "use_vllm", False)), "vllm", "--use_vllm", "vllm"),
+        ("wandb" in report_to or "all" in report_to, "wandb", "--report_to wandb", "wandb"),
+        (bool(getattr(config, "deepspeed", None)), "deepspeed", "--deepspeed", "deepspeed"),
+    ]
+    for wanted, module, flag, extra in needs:
+        if wanted and importlib.util.find_spec(module) is None:
+            raise MRTPOError(f"{flag} needs the {module} package: pip install 'mrtpo-sdk[{extra}]'")
+
+
+#: TRL ModelConfig fields that load a model from --model (they go into GRPOConfig.model_init_kwargs).
+_MODEL_LOADING = ("dtype", "attn_implementation", "model_revision", "load_in_4bit", "load_in_8bit")
+
+
+def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool):
+    """TRL's ``ModelConfig`` flags (``--use_peft``, ``--lora_*``, ``--dtype``, ``--attn_implementation``,
+    ``--model_revision``, ``--load_in_4bit/8bit``): returns the ``peft_config`` (or ``None``) and puts the loading
+    options the user gave into ``config.model_init_kwargs``, as TRL's own scripts do.
+
+    Raises:
+        MRTPOError: a loading option with the embedded policy (it is built here, not loaded), a quantization or PEFT
+            option whose package is missing (the line names the extra to install).
+    """
+    given = [name for name in _MODEL_LOADING if _given(rest, file_values, name) is not None]
+    if embedded and given:
+        raise MRTPOError(
+            f"--{given[0]} loads a model given by --model; the embedded policy is built here in float32 (pass --model "
+            f"to load one, or drop --{given[0]})"
+        )
+    if not embedded and given:
+        import torch
+
+        kwargs = dict(config.model_init_kwargs or {})
+        if "dtype" in given:
+            kwargs["dtype"] = model_args.dtype if model_args.dtype in ("auto", None) else getattr(torch, model_args.dtype)
+        if "attn_implementation" in given:
+            kwargs["attn_implementation"] = model_args.attn_implementation
+        if "model_revision" in given:
+            kwargs["revision"] = model_args.model_revision
+        if model_args.load_in_4bit or model_args.load_in_8bit:
+            try:
+                import bitsandbytes  # noqa: F401
+            except ImportError:
+                raise MRTPOError(
+                    "--load_in_4bit/--load_in_8bit need bitsandbytes and a CUDA GPU: pip install 'mrtpo-sdk[quantization]'"
+                ) from None
+            from trl import get_quantization_config
+
+            kwargs["quantization_config"] = get_quantization_config(model_args)
+        config.model_init_kwargs = kwargs
+    if not model_args.use_peft:
+        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if _given(rest, file_values, f)]
+        if lora:
+            raise MRTPOError(f"--{lora[0]} configures LoRA adapters; add --use_peft true to train them")
+        return None
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        raise MRTPOError("--use_peft needs the peft package: pip install 'mrtpo-sdk[peft]'") from None
+    from trl import get_peft_config
+
+    return get_peft_config(model_args)
+
+
+def train_flag_value(flags: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` in train flags (the last one wins), else ``None``."""
+    value = None
+    opt = f"--{name}"
+    for i, flag in enumerate(flags):
+        if flag == opt and i + 1 < len(flags):
+            value = flags[i + 1]
+        elif flag.startswith(opt + "="):
+            value = flag[len(opt) + 1 :]
+    return value
+
+
+def _train_parser(config_class):
+    """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
+    1,000-line usage, and flags must be spelled out (no silent abbreviations)."""
+    from trl import TrlParser
+
+    class TrainParser(TrlParser):
+        def error(self, message: str):  # argparse: invalid value, missing argument, ...
+            raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
+
+    from trl import ModelConfig
+
+    return TrainParser(
+        (TrainScriptArguments, config_class, ModelConfig),
+        prog="mrtpo-sdk train TASK_FILE[@name]",
+        description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
+        "field is a flag. --config FILE.yaml reads option values from a YAML file; flags given on the command "
+        "line override it.",
+        allow_abbrev=False,
+    )
+
+
+def _explain_parse_error(message: str, parser) -> str:
+    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)"."""
+    import difflib
+    import re
+
+    if "not used by the HfArgumentParser" not in message and "Unknown arguments from config file" not in message:
+        return message
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    unknown = [u for u in re.findall(r"'(--[^']+)'", message)]
+    parts = []
+    for u in unknown:
+        guess = difflib.get_close_matches(u.split("=")[0], known, n=1)
+        parts.append(f"{u}" + (f" (did you mean {guess[0]}?)" if guess else ""))
+    source = "key in --config" if "config file" in message else "option"
+    return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
+
+
+def run_training(
+    task, script_args: TrainScriptArguments, config, task_file: str | None = None, peft_config: Any = None,
+    model_args: Any = None,
+) -> int:
+    from ..policy.for_task import task_policy
+    from ..policy.pretrained import POLICY_SUBDIR
+
+    ADAPTER_SUBDIR = "adapter"
+    from . import MRTPOTrainer
+    from .callbacks import RichProgressCallback, read_metrics
+    from .runs import prepare_output_dir, resolve_checkpoint
+    from .trainer import require_enough_examples
+
+    examples = task.load_examples("train", script_args.data)
+    # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint,
+    # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
+    require_enough_examples(len(examples), config, what=f"task {task.name!r}")
+    from ..authoring.contracts import preflight
+
+    for line in preflight(task, examples, task_file=task_file):
+        print(f"warning: {line}", flush=True)
+    from ..authoring.check import check_prompts
+
+    check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
+    out = Path(config.output_dir)
+    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
+    if checkpoint is not None:
+        _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
+    if checkpoint is None:
+        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
+    model: Any = script_args.model
+    tokenizer = None
+    if model is None:
+        model, tokenizer, path = task_policy(
+            task,
+            examples,
+            seed=config.seed,
+            preset=script_args.policy_preset,
+            rebuild=script_args.rebuild_policy,
+            log=lambda msg: print(msg, flush=True),
+        )
+        policy_label = (
+            f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
+            f"from {path}"
+        )
+    else:
+        from ..policy.pretrained import check_model
+
+        model = check_model(model)  # one line when nothing loadable is there; a run folder -> its saved policy/
+        policy_label = str(model)
+        if Path(model).is_dir():
+            from ..policy.pretrained import load_tokenizer
+
+            tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+    print(f"policy: {policy_label}", flush=True)
+    print(
+        f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
+        f"algo: {config.algo}; steps: {config.max_steps}; output: {config.output_dir}",
+        flush=True,
+    )
+    trainer = MRTPOTrainer(
+        task,
+        model,
+        config,
+        examples=examples,
+        data=script_args.data,
+        processing_class=tokenizer,
+        callbacks=[RichProgressCallback(task.verifier_names)],
+        peft_config=peft_config,
+    )
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    # Our progress bar shows the rewards and metrics.jsonl has every log: HF's printer and tqdm bar (which prints
+    # each step's 40-key dict with --model) would repeat them.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    run_info = {
+        "task": task.name,
+        "task_file": str(task_file) if task_file else None,
+        "algo": config.algo,
+        "seed": config.seed,
+        "max_steps": config.max_steps,
+        "global_step": 0,
+        "finished": False,
+        "reward_names": task.verifier_names,
+        "policy": policy_label,
+        "policy_dir": None,
+        "resumed_from": checkpoint,
+        "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
+        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
+        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
+    }
+    if trainer.accelerator.is_main_process:
+        _write_run_info(out, run_info)
+    start = time.perf_counter()
+    try:
+        trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
+    except KeyboardInterrupt:
+        if trainer.accelerator.is_main_process:
+            run_info.update(global_step=trainer.state.global_step, interrupted=True)
+            _write_run_info(out, run_info)
+            from .runs import complete_checkpoints
+
+            saved = complete_checkpoints(out)
+            hint = (f"; continue it with --resume_from_checkpoint true (latest: {saved[0].name})" if saved
+                    else "; no checkpoint was saved (--save_strategy steps --save_steps N saves them)")
+            print(f"interrupted at step {trainer.state.global_step}{hint}", file=sys.stderr, flush=True)
+        raise
+    elapsed = time.perf_counter() - start
+    policy_dir = out / POLICY_SUBDIR
+    if script_args.save_policy:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Writing model shards" beside our own progress lines
+        if peft_config is not None:
+            # LoRA: the adapter as TRL saves it, and policy/ the merged model, loadable by --model / from_pretrained
+            trainer.save_model(str(out / ADAPTER_SUBDIR))
+            if trainer.accelerator.is_main_process:
+                merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
+                merged.save_pretrained(str(policy_dir))
+                trainer.processing_class.save_pretrained(str(policy_dir))
+        else:
+            trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
+        if trainer.accelerator.is_main_process:
+            _write_model_card(trainer, policy_dir, task)
+        hf_logging.enable_progress_bar()
+    if trainer.accelerator.is_main_process:
+        rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
+        train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
+        eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
+        run_info.update(
+            global_step=trainer.state.global_step,
+            finished=trainer.state.global_step >= config.max_steps,
+            elapsed_s=round(elapsed, 2),
+            policy_dir=str(policy_dir) if script_args.save_policy else None,
+            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")}
+            if eval_rows and eval_rows[0]["step"] == 0
+            else None,
+            eval_after={k[5:]: v for k, v in eval_rows[-1].items() if k.startswith("eval/")}
+            if len(eval_rows) > 1
+            else None,
+            headline_metrics=list(trainer.last_eval_report.headline_names) if trainer.last_eval_report else [],
+        )
+        _write_run_info(out, run_info)
+        resumed = f" (resumed from {checkpoint})" if checkpoint else ""
+        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s{resumed}")
+        window = max(1, min(10, len(train_rows) // 2))
+        if train_rows:
+            print(f"mean reward, first {window} -> last {window} steps:")
+        else:
+            print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
+        for name in task.verifier_names if train_rows else []:
+            key = f"rewards/{name}/mean"
+            vals = [r[key] for r in train_rows if r.get(key) is not None]
+            if vals:
+                first, last = vals[:window], vals[-window:]
+                print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
+            else:
+                print(f"  {name}: never applied (the verifier returned None for every completion)")
+        if len(eval_rows) > 1:
+            before, after = eval_rows[0], eval_rows[-1]
+            n = len(trainer.eval_examples or [])
+            k = config.num_generations_eval or 1
+            mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
+            print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
+            headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
+            for key in [*headline, *task.verifier_names, "all_rewards"]:
+                b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")
+                if b is not None and a is not None:
+                    mark = "**" if key in headline else "  "
+                    print(f"  {mark}{key}: {b:.3f} -> {a:.3f}")
+        print(f"metrics: {out / 'metrics.jsonl'}")
+        if (out / "rewards.png").exists():
+            print(f"curves:  {out / 'rewards.png'}")
+        if (out / "samples.jsonl").exists():
+            print(f"samples: {out / 'samples.jsonl'}")
+        pages = sorted(out.glob("credit-step*.html"))
+        if pages:
+            print(f"credit:  {len(pages)} pages, e.g. {pages[-1]}")
+        if script_args.save_policy:
+            print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
+            if peft_config is not None:
+                print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
+        else:
+            print("policy:  not saved (--save_policy false)")
+    return 0
+
+
+def _write_model_card(trainer, policy_dir: Path, task) -> None:
+    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), written where the policy
+    is; a card that cannot be made leaves a note, never a failed run."""
+    import shutil
+
+    try:
+        trainer.create_model_card(dataset_name=task.name)
+        card = Path(trainer.args.output_dir) / "README.md"
+        if card.is_file():
+            shutil.copyfile(card, policy_dir / "README.md")
+    except Exception as exc:  # noqa: BLE001 - the card is a nicety
+        print(f"note: no model card ({type(exc).__name__}: {exc})", flush=True)
+
+
+def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
+    """A resumed run continues the same task, algorithm and LoRA settings (its ``run.json`` says which).
+
+    Raises:
+        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
+            lora_target_modules) differ from this command's.
+    """
+    import json
+
+    info_path = out / "run.json"
+    if not info_path.is_file():
+        return
+    try:
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    for key, value, flag in (("task", task_name, "the task file"), ("algo", algo, "--algo")):
+        if info.get(key) not in (None, value):
+            raise MRTPOError(
+                f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
+                f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
+            )
+    saved = info.get("model_args") or {}
+    if model_args is not None and saved:
+        for key in ("use_peft", "lora_r", "lora_alpha", "lora_target_modules"):
+            if key in saved and saved[key] != _jsonable(getattr(model_args, key, None)):
+                raise MRTPOError(
+                    f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
+                    f"command has {getattr(model_args, key, None)}; resume with the same LoRA settings"
+                )
+
+
+def _jsonable(v: Any) -> Any:
+    import json
+
+    try:
+        json.dumps(v)
+        return v
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _write_run_info(out: Path, info: dict[str, Any]) -> None:
+    """``OUTPUT_DIR/run.json``: what was run (task, algo, seed, every setting) and, at the end, how it went."""
+    import json
+
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "run.json.tmp"
+    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / "run.json")
