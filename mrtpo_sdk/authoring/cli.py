@@ -165,12 +165,11 @@ def explain_command(argv: list[str]) -> int:
     if isinstance(args, int):
         return args
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
-    from ..policy.for_task import POLICY_PRESETS, task_policy
+    from ..policy.for_task import check_policy_preset, task_policy
     from ..loader import load_task
     from .explain import explain, select_example, summary_lines, write_outputs
 
-    if args.policy_preset not in POLICY_PRESETS:
-        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {args.policy_preset!r}")
+    check_policy_preset(args.policy_preset)  # before the task loads
     task = load_task(args.task)
     examples = task.load_examples(args.split, args.data)
     example = select_example(examples, args.example, f"task {task.name!r} ({args.split} split)")

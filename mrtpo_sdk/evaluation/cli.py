@@ -73,7 +73,7 @@ def eval_command(argv: list[str]) -> int:
 
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..loader import load_task
-    from ..policy.for_task import POLICY_PRESETS, task_policy
+    from ..policy.for_task import check_policy_preset, task_policy
     from ..policy.pretrained import load_pretrained, to_device
     from .core import evaluate_policy
 
@@ -83,8 +83,7 @@ def eval_command(argv: list[str]) -> int:
             raise MRTPOError(f"--{name} must be >= 1, got {value}")
     if args.temperature is not None and args.temperature <= 0:
         raise MRTPOError(f"--temperature must be > 0, got {args.temperature}")
-    if args.policy_preset not in POLICY_PRESETS:
-        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {args.policy_preset!r}")
+    check_policy_preset(args.policy_preset)  # before the task loads
     task = load_task(args.task)
     split = args.split or task.eval_split
     if split is None:

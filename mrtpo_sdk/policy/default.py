@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cache import cache_root
+from ..prompting import encode_prompt
+
 __all__ = [
     "BOS_TOKEN",
     "CHAT_TEMPLATE",
@@ -410,7 +413,7 @@ def completion_nll(model, tokenizer, sft_pairs: Sequence[tuple[list[dict], str]]
         for start in range(0, len(sft_pairs), batch_size):
             seqs, masks = [], []
             for messages, completion in sft_pairs[start : start + batch_size]:
-                prompt_ids = _chat_ids(tokenizer, messages, add_generation_prompt=True)
+                prompt_ids = encode_prompt(tokenizer, messages)  # as sampling sees the prompt (one encoder)
                 completion_ids = tokenizer.encode(completion + EOS_TOKEN, add_special_tokens=False)
                 seqs.append(prompt_ids + completion_ids)
                 masks.append([0] * len(prompt_ids) + [1] * len(completion_ids))
@@ -433,13 +436,6 @@ def completion_nll(model, tokenizer, sft_pairs: Sequence[tuple[list[dict], str]]
     return total / max(1, count)
 
 
-def _chat_ids(tokenizer, messages, add_generation_prompt: bool) -> list[int]:
-    out = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=True)
-    if isinstance(out, dict) or hasattr(out, "keys"):
-        out = out["input_ids"]
-    return list(out)
-
-
 # --------------------------------------------------------------------------------------
 # Cache + orchestration
 # --------------------------------------------------------------------------------------
@@ -447,12 +443,7 @@ def _chat_ids(tokenizer, messages, add_generation_prompt: bool) -> list[int]:
 
 def default_cache_dir() -> Path:
     """``<user cache dir>/policies`` (``$MRTPO_SDK_CACHE_DIR/policies`` if that is set)."""
-    env = os.environ.get("MRTPO_SDK_CACHE_DIR")
-    if env:
-        return Path(env) / "policies"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("mrtpo-sdk")) / "policies"
+    return cache_root() / "policies"
 
 
 def _library_versions() -> dict[str, str]:

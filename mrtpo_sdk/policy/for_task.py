@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_PRESETS", "policy_corpus", "task_policy", "warm_start_extras"]
+__all__ = ["POLICY_PRESETS", "check_policy_preset", "policy_corpus", "task_policy", "warm_start_extras"]
 
 #: Sizes of the embedded policy (``--policy_preset``): "small" (the default) and "tiny" (smoke tests, CI).
 POLICY_PRESETS: dict[str, dict[str, Any]] = {
@@ -22,6 +22,18 @@ POLICY_PRESETS: dict[str, dict[str, Any]] = {
         "sft_max_steps": 8,
     },
 }
+
+
+def check_policy_preset(preset: str) -> dict[str, Any]:
+    """The settings of the ``--policy_preset`` named ``preset`` (the one place it is validated: ``train``,
+    ``explain`` and ``eval`` all come here).
+
+    Raises:
+        MRTPOError: an unknown ``preset`` (the line names the known ones).
+    """
+    if preset not in POLICY_PRESETS:
+        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {preset!r}")
+    return POLICY_PRESETS[preset]
 
 
 def policy_corpus(
@@ -102,8 +114,6 @@ def task_policy(
     """
     from .default import DefaultPolicyConfig, default_policy
 
-    if preset not in POLICY_PRESETS:
-        raise MRTPOError(f"--policy_preset must be one of {', '.join(POLICY_PRESETS)}, got {preset!r}")
-    config = DefaultPolicyConfig(seed=seed, **POLICY_PRESETS[preset])
+    config = DefaultPolicyConfig(seed=seed, **check_policy_preset(preset))
     texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
     return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)
