@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mrtpo_sdk.cache import CACHE_ENV, cache_root
 from mrtpo_sdk.errors import MRTPOError
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "CACHE_ENV",
 ]
 
-CACHE_ENV = "MRTPO_SDK_CACHE_DIR"
 _LAYOUT_HINT = (
     "expected a Spider-layout directory: train.json, dev.json, optional tables.json, and "
     "database/<db_id>/<db_id>.sqlite or database/<db_id>/schema.sql; pass --data PATH pointing at one"
@@ -140,12 +140,7 @@ def query_categories(sql: str) -> frozenset[str]:
 
 def default_cache_dir() -> Path:
     """Cache root for built databases: ``$MRTPO_SDK_CACHE_DIR`` or the platform user cache for ``mrtpo-sdk``."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("mrtpo-sdk"))
+    return cache_root()
 
 
 def bundled_data_dir() -> Path:
