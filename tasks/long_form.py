@@ -2,25 +2,29 @@
 
 The setting issue 9 asked for, in which the paper's effect should show: a long response (about 130-170 tokens of
 report) of which each reward concerns only a handful of tokens — a ``<<title>>`` on the first line
-(``detectable_format:title``), two given keywords somewhere in the text (``keywords:existence``), and an exact
+(``detectable_format:title``), one given keyword somewhere in the text (``keywords:existence``), and an exact
 closing phrase (``startend:end_checker``). The report's other ~90% of tokens are free text that no verifier reads.
 Under GDPO every token of a completion gets the same advantage for every reward; MRTPO's replay (``P_\\k`` = the
 prompt without constraint k's sentence) should move each reward's credit onto the tokens its constraint concerns.
 
 Each prompt is ``Write a report of about 100 words about <topic>.`` followed by 1-3 constraint sentences (each type
-present with probability 0.65, at least one; in random order). Verifiers ``constraint_1..3`` score the example's
-j-th constraint with the bundled instruction-following checkers (``training`` semantics, IFEval strict otherwise;
-``None`` when the example has fewer than j constraints), gated on the response being a report: a completion of
-fewer than 50 words earns 0 on every constraint (``<<t>> apple pear`` does not do the task).
+present with probability 0.65, at least one; in random order), as one user message. Verifiers ``constraint_1..3``
+score the example's j-th constraint with the bundled instruction-following checkers (``training`` semantics; IFEval
+strict otherwise; ``None`` when the example has fewer than j constraints), gated on the response being a report: a
+completion of fewer than 50 words earns 0 on every constraint (``<<t>> budget. See you next time.`` does not do the
+task). Like IFEval's, a constraint verifier judges its constraint, not the report's quality.
 
-Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts (none of
-them a training prompt); the
-references are reports written from a small sentence grammar, so the embedded policy learns to write ~100 words
-and, imperfectly, to follow the constraints. Headline metrics: IFEval's prompt- and instruction-level strict
+Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts (none
+of them a training prompt); the references are reports written from a small sentence grammar. The embedded policy's
+warm start (``warm_start_examples``) reads each training report and two drafts of it in which each constraint is
+broken with probability 0.75 in the few tokens it concerns (no title, another keyword, another closing phrase): a
+stand-in for a pretrained model that follows each instruction about half the time, so that RL has something to
+learn. Every algorithm starts from that same policy. Headline metrics: IFEval's prompt- and instruction-level strict
 accuracy. Completions need room: train with ``--max_completion_length 192`` (the embedded default of 64 tokens cuts
 every report before its closing phrase). See ``docs/results.md`` ("Long-form") for what it measured.
 """
 
+import dataclasses
 import random
 import re
 
@@ -31,6 +35,8 @@ from mrtpo_sdk.instructions import compose_example, constraint_verifiers, prompt
 SEED = 2026
 SIZES = {"train": 1200, "validation": 100}
 MIN_WORDS = 50
+DRAFTS = 2  # non-compliant drafts per training report in the warm start
+VIOLATION_RATE = 0.75  # each constraint broken in a draft with this probability: ~50% compliance overall
 
 TOPICS = [
     "the harbor", "the city library", "the river trail", "the night market", "the old bridge", "the school garden",
@@ -41,16 +47,11 @@ TOPICS = [
     "the solar roof project", "the coastal road", "the street choir", "the community kitchen",
 ]
 KEYWORDS = [
-    "budget", "weather", "volunteers", "schedule", "history", "visitors", "safety", "traffic", "children", "repairs",
-    "lanterns", "tickets", "neighbors", "harvest", "engines", "paint", "letters", "bicycles", "windows", "stories",
-    "coffee", "maps", "boats", "gardens", "teachers", "signs", "music", "bread", "tools", "lights",
-    "rain", "stones", "photos", "meetings", "prices", "trees", "songs", "doors", "records", "rules",
+    "budget", "weather", "volunteers", "schedule", "harvest", "safety", "lanterns", "tickets",
 ]
 END_PHRASES = [
     "Is there anything else I can help with?", "Thank you for reading.", "That is all for now.",
-    "Let me know if you have any questions.", "More news will follow soon.", "See you next time.",
-    "Stay safe and take care.", "This concludes the report.", "Any other questions?", "Have a good day.",
-    "We will report again next month.", "Let us keep in touch.",
+    "More news will follow soon.", "See you next time.", "This concludes the report.",
 ]
 TITLE_WORDS = ["Notes on", "A Look at", "News from", "Report on", "A Day at", "Thoughts on", "Life at", "Inside"]
 SUBJECTS = [
@@ -87,41 +88,55 @@ def _sentence(rng: random.Random) -> str:
     return f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}."
 
 
-def _report(rng: random.Random, topic: str, keywords: list[str]) -> list[str]:
-    """About 100 words: one sentence naming the topic, filler sentences, one sentence per keyword."""
-    sentences = [rng.choice(ABOUT).format(topic=topic, Topic=topic[0].upper() + topic[1:])]
-    sentences += [_sentence(rng) for _ in range(rng.randint(7, 9))]
-    for kw in keywords:
-        sentences.insert(rng.randint(1, len(sentences)), rng.choice(KEYWORD_SENTENCES).format(kw=kw))
-    return sentences
+def _render(title: str | None, sentences: list[str], keyword_at: int | None, keyword: str | None,
+            keyword_sentence: str, end_phrase: str | None) -> str:
+    body = list(sentences)
+    if keyword_at is not None:
+        body.insert(keyword_at, keyword_sentence.format(kw=keyword))
+    text = " ".join(body) + (f" {end_phrase}" if end_phrase else "")
+    return f"<<{title}>>\n\n{text}" if title else text
 
 
 def _example(rng: random.Random, split: str, i: int):
     topic = rng.choice(TOPICS)
     kinds = [k for k in ("title", "keywords", "end") if rng.random() < 0.65] or [rng.choice(["title", "keywords", "end"])]
     rng.shuffle(kinds)
-    constraints, keywords, end_phrase = [], [], None
+    keyword = rng.choice(KEYWORDS) if "keywords" in kinds else None
+    end_phrase = rng.choice(END_PHRASES) if "end" in kinds else None
+    constraints = []
     for kind in kinds:
         if kind == "title":
             constraints.append(("detectable_format:title", {}))
         elif kind == "keywords":
-            keywords = rng.sample(KEYWORDS, 2)
-            constraints.append(("keywords:existence", {"keywords": list(keywords)}))
+            constraints.append(("keywords:existence", {"keywords": [keyword]}))
         else:
-            end_phrase = rng.choice(END_PHRASES)
             constraints.append(("startend:end_checker", {"end_phrase": end_phrase}))
-    lines = []
-    if "title" in kinds:
-        lines.append(f"<<{rng.choice(TITLE_WORDS)} {topic[4:].title() if topic.startswith('the ') else topic.title()}>>")
-    body = " ".join(_report(rng, topic, keywords))
-    if end_phrase is not None:
-        body += " " + end_phrase
-    lines.append(body)
+    name = topic[4:] if topic.startswith("the ") else topic
+    title = f"{rng.choice(TITLE_WORDS)} {name.title()}" if "title" in kinds else None
+    sentences = [rng.choice(ABOUT).format(topic=topic, Topic=topic[0].upper() + topic[1:])]
+    sentences += [_sentence(rng) for _ in range(rng.randint(7, 9))]
+    keyword_at = rng.randint(1, len(sentences)) if keyword else None
+    keyword_sentence = rng.choice(KEYWORD_SENTENCES)
+    reference = _render(title, sentences, keyword_at, keyword, keyword_sentence, end_phrase)
+    # The warm start's non-compliant drafts: the same report with each constraint broken with probability
+    # VIOLATION_RATE, in the few tokens it concerns (no title; another keyword; another closing phrase).
+    drafts = []
+    for _ in range(DRAFTS):
+        broken = {k for k in kinds if rng.random() < VIOLATION_RATE}
+        drafts.append(_render(
+            None if "title" in broken else title,
+            sentences,
+            keyword_at,
+            rng.choice([k for k in KEYWORDS if k != keyword]) if "keywords" in broken else keyword,
+            keyword_sentence,
+            rng.choice([e for e in END_PHRASES if e != end_phrase]) if "end" in broken else end_phrase,
+        ))
     return compose_example(
         f"{split}-{i:04d}",
         f"Write a report of about 100 words about {topic}.",
         constraints,
-        reference="\n\n".join(lines),
+        reference=reference,
+        drafts=drafts,
         topic=topic,
     )
 
@@ -144,8 +159,23 @@ def examples(split: str = "train", data: str | None = None):
     return out
 
 
+def warm_start_examples(train):
+    """The embedded policy's warm start also reads DRAFTS non-compliant drafts of each training report (see the
+    module docstring): a stand-in for a pretrained model that follows each instruction about half the time."""
+    return [
+        dataclasses.replace(ex, id=f"{ex.id}-draft{d}", meta={**ex.meta, "reference": draft})
+        for ex in train
+        for d, draft in enumerate(ex.meta["drafts"])
+    ]
+
+
 def prompt(example):
-    return example.prompt
+    return [{"role": "user", "content": example.prompt}]
+
+
+def prompt_without_constraint(example, verifier_name):
+    """``P_\\k``: the prompt (one user message) without the constraint sentence of slot ``verifier_name``."""
+    return [{"role": "user", "content": prompt_without(example, verifier_name)}]
 
 
 def reference(example):
@@ -184,7 +214,8 @@ task = Task(
     verifiers=[_gated(v) for v in constraint_verifiers(3)],
     reference=reference,
     block_placement="in-prompt",
-    prompt_without=prompt_without,
+    prompt_without=prompt_without_constraint,
     metrics=ifeval_accuracy(),
     eval_split="validation",
+    warm_start_examples=warm_start_examples,
 )

@@ -3,6 +3,7 @@ constraints that concern a few tokens, and the report gate (a short completion e
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from pathlib import Path
 
@@ -77,7 +78,9 @@ def test_each_constraint_concerns_a_few_tokens(task, train) -> None:
 def test_prompt_without_drops_exactly_that_sentence(task, train) -> None:
     for ex in train[:200]:
         for j, _ in enumerate(ex.constraints):
-            without = task.prompt_without(ex, f"constraint_{j + 1}")
+            messages = task.prompt_without(ex, f"constraint_{j + 1}")
+            assert [m["role"] for m in messages] == ["user"]
+            without = messages[0]["content"]
             sentence = ex.sentence(j)
             assert sentence and sentence not in without
             assert len(without) < len(ex.prompt)
@@ -96,3 +99,37 @@ def test_a_short_completion_earns_nothing(task, train) -> None:
     assert [r.reward for r in task.score(ex, short)] == [0.0, 0.0, 0.0]
     padded = f"<<Title>>\n\n{kws}. " + "word " * 60 + end
     assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # constraint verifiers judge the constraint
+
+
+def test_warm_start_drafts_break_constraints_in_the_tokens_they_concern(task, train) -> None:
+    """The warm start's drafts: two per training report, each constraint broken with probability 0.75, so the
+    corpus follows each constraint about half the time; a draft differs from its report only where it breaks one."""
+    drafts = task.warm_start_examples(train)
+    assert len(drafts) == 2 * len(train)
+    followed = [r.reward for d in drafts for r in task.score(d, task.reference_completion(d)) if r is not None]
+    n_ref = sum(len(ex.constraints) for ex in train)
+    overall = (n_ref + sum(followed)) / (n_ref + len(followed))
+    assert 0.2 < sum(followed) / len(followed) < 0.3 and 0.45 < overall < 0.55, overall
+    by_id = {ex.id: ex for ex in train}
+    for d in drafts[:300]:
+        ref = task.reference_completion(by_id[d.id.rsplit("-draft", 1)[0]]).split()
+        draft = task.reference_completion(d).split()
+        broken = sum(r.reward == 0.0 for r in task.score(d, " ".join(draft)) if r is not None)
+        changed = sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in
+                      difflib.SequenceMatcher(a=ref, b=draft, autojunk=False).get_opcodes() if op != "equal")
+        assert changed <= 8 * broken, (changed, broken, ref, draft)
+        assert (changed == 0) == (broken == 0)
+
+
+def test_keywords_and_closings_appear_nowhere_else_in_the_grammar() -> None:
+    """Only the keyword sentence / the closing can satisfy those constraints (a keyword inside a filler sentence
+    would pay `keywords:existence` for free)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("long_form_grammar", TASK_FILE)
+    lf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lf)
+    filler = " ".join(lf.TOPICS + lf.TITLE_WORDS + lf.SUBJECTS + lf.VERBS + lf.OBJECTS + lf.TAILS + lf.ABOUT)
+    filler += " ".join(lf.KEYWORD_SENTENCES)
+    assert not [k for k in lf.KEYWORDS if k in filler.lower()]
+    assert not [e for e in lf.END_PHRASES if e.lower() in filler.lower()]
