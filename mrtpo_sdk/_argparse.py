@@ -8,18 +8,27 @@ A mistake on the command line is one line, as ``train`` prints it, never argpars
 
 The parser raises :class:`UsageError` (an :class:`~mrtpo_sdk.errors.MRTPOError`); ``mrtpo-sdk``'s ``main`` prints
 it as ``error: ...`` and exits 2. ``--help`` still prints the help and exits 0 (``SystemExit(0)``).
+
+One flag style for every subcommand: snake_case, TRL's spelling (``--max_steps``, ``--output_dir``,
+``--extend_select``). The kebab spelling of every flag (``--output-dir``) is still accepted: it prints a one-line
+deprecation note on stderr (:func:`spelling_note`) and acts as the snake_case flag. ``lint`` and ``rule`` take their
+ruff spellings (``--extend-select``, ``--output-format``, ``--force-exclude``, ...) silently (``ruff_spellings=True``):
+pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise. A renamed flag
+(``explain --beta`` -> ``--mrtpo_beta``) is declared with :meth:`ArgumentParser.add_renamed`: the old name still
+works, with a note.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from .errors import MRTPOError
 
-__all__ = ["ArgumentParser", "UsageError", "add_data_flags", "did_you_mean"]
+__all__ = ["ArgumentParser", "UsageError", "add_data_flags", "canonical_spelling", "did_you_mean", "spelling_note"]
 
 DATA_HELP = "point the task's loader at another dataset, as for train"
 
@@ -34,8 +43,66 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
     return f" (did you mean {guess[0]}?)" if guess else ""
 
 
+def spelling_note(given: str, canonical: str, why: str = "") -> None:
+    """``note: --output-dir is deprecated; use --output_dir`` on stderr (one line)."""
+    print(f"note: {given} is deprecated; use {canonical}{why}", file=sys.stderr, flush=True)
+
+
+def canonical_spelling(arg: str, known: Sequence[str] | set[str], *, prefixes: bool = False) -> str | None:
+    """``--output_dir=x`` for ``--output-dir=x`` when ``--output_dir`` is one of ``known`` (or, with ``prefixes``,
+    the start of one, as argparse's abbreviations), else ``None`` (not an option, or already snake_case)."""
+    if not arg.startswith("--") or len(arg) < 3:
+        return None
+    name, eq, value = arg.partition("=")
+    if "-" not in name[2:]:
+        return None
+    snake = "--" + name[2:].replace("-", "_")
+    if snake in known:
+        return snake + eq + value
+    matches = [k for k in known if k.startswith(snake)] if prefixes else []
+    if len(matches) == 1:  # an abbreviation argparse would take: named in full
+        return matches[0] + eq + value
+    return None
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """:class:`argparse.ArgumentParser` whose errors are one :class:`UsageError` line naming the closest option."""
+    """:class:`argparse.ArgumentParser` whose errors are one :class:`UsageError` line naming the closest option.
+
+    Options are declared in snake_case; their kebab spelling is accepted with a deprecation note (silently with
+    ``ruff_spellings=True``), and :meth:`add_renamed` keeps an old name working with a note."""
+
+    def __init__(self, *args: Any, ruff_spellings: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ruff_spellings = ruff_spellings
+        self._renamed: dict[str, tuple[str, str]] = {}  # old option -> (new option, why)
+
+    def add_renamed(self, old: str, new: str, why: str = "") -> None:
+        """``old`` (e.g. ``--beta``) is the former name of the declared option ``new`` (``--mrtpo_beta``): it still
+        works, with a note; help and "did you mean" show ``new`` only."""
+        self._renamed[old] = (new, why)
+
+    def canonical_args(self, args: Sequence[str]) -> list[str]:
+        """``args`` with every old or kebab spelling of an option replaced by its snake_case name (a note on
+        stderr for each, unless it is a ruff spelling of lint); nothing after ``--`` is touched."""
+        known = {o for o in self._option_string_actions if o.startswith("--")}
+        out: list[str] = []
+        args = list(args)
+        for i, arg in enumerate(args):
+            if arg == "--":
+                return out + args[i:]
+            name, eq, value = arg.partition("=")
+            if name in self._renamed and name not in known:
+                new, why = self._renamed[name]
+                spelling_note(name, new, why)
+                out.append(new + eq + value)
+                continue
+            snake = canonical_spelling(arg, known, prefixes=self.allow_abbrev)
+            if snake is not None:
+                if not self.ruff_spellings:
+                    spelling_note(name, snake.partition("=")[0])
+                arg = snake
+            out.append(arg)
+        return out
 
     def _hint(self) -> str:
         return f"(all options: {self.prog} --help)"
@@ -54,6 +121,12 @@ class ArgumentParser(argparse.ArgumentParser):
             named = [a + did_you_mean(a.split("=", 1)[0], known) for a in options]
             return f"unknown option{'s' if len(options) > 1 else ''}: {', '.join(named)} {self._hint()}"
         return f"unexpected argument{'s' if len(extras) > 1 else ''}: {' '.join(extras)} {self._hint()}"
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        args = sys.argv[1:] if args is None else args
+        return super().parse_known_args(self.canonical_args(args), namespace)
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: Any = None

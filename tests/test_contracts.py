@@ -360,7 +360,7 @@ def test_changed_names_the_first_difference():
         (["check", "t.py", "--limit", "x"], "argument --limit: invalid int value: 'x'"),
         (["check", "t.py", "u.py"], "unexpected argument: u.py"),
         (["explain", "t.py", "--exmple", "e1"], "unknown option: --exmple (did you mean --example?)"),
-        (["explain", "t.py", "--beta", "high"], "argument --beta: invalid float value: 'high'"),
+        (["explain", "t.py", "--mrtpo_beta", "high"], "argument --mrtpo_beta: invalid float value: 'high'"),
         (["eval", "t.py", "--num_generation", "2"],
          "unknown option: --num_generation (did you mean --num_generations?)"),
         (["eval", "t.py", "--seed", "x"], "argument --seed: invalid int value: 'x'"),

@@ -80,7 +80,11 @@ def explain_parser() -> ArgumentParser:
         help="the completion to explain, as text or @path to a file (default: the example's reference completion)",
     )
     add_data_flags(p, split_default="train", split_help="split the example comes from (default: train)")
-    p.add_argument("--beta", type=float, default=0.5, help="redistribution strength for w_k,t (default: 0.5)")
+    p.add_argument(
+        "--mrtpo_beta", type=float, default=0.5, help="MRTPO's redistribution strength for w_k,t, as train's "
+        "--mrtpo_beta (default: 0.5)"
+    )
+    p.add_renamed("--beta", "--mrtpo_beta", " (MRTPO's beta; train's --beta is TRL's KL coefficient)")
     p.add_argument(
         "--temperature",
         type=float,
@@ -202,7 +206,7 @@ def explain_command(argv: list[str]) -> int:
         temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0)) if args.model is None else 1.0
     out_dir = Path(args.output_dir or Path("runs") / f"{task.name}-explain")
     try:
-        exp = explain(task, example, completion, model, tokenizer, beta=args.beta, temperature=temperature,
+        exp = explain(task, example, completion, model, tokenizer, beta=args.mrtpo_beta, temperature=temperature,
                       policy=label)
     except VerifierError as exc:  # the one line names OUTPUT_DIR/errors/explain-<verifier>.txt
         if exc.details_path is None:

@@ -83,7 +83,7 @@ def explain(
     from ..replay import replay_relevance
 
     if not 0.0 <= beta <= 1.0:
-        raise MRTPOError(f"--beta must be in [0, 1], got {beta}")
+        raise MRTPOError(f"--mrtpo_beta must be in [0, 1], got {beta}")
     eid = example_id(example)
     ids = list(tokenizer(completion, add_special_tokens=False)["input_ids"])  # tokenized once; replayed as is
     if not ids:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .._argparse import ArgumentParser, did_you_mean
+from .._argparse import ArgumentParser, did_you_mean, spelling_note
 from ..errors import MRTPOError
 
 __all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
@@ -77,8 +77,10 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         arg = argv[i]
         name = arg.split("=", 1)[0]
         if name.startswith("--") and name.replace("-", "_")[2:] in {o[2:] for o in _OWN_OPTIONS}:
-            # compare's own option, also spelled with dashes as train accepts (--output-dir): never passed to train
+            # compare's own option, also spelled with dashes (--output-dir, deprecated: a note): never passed to train
             arg = "--" + name[2:].replace("-", "_") + arg[len(name):]
+            if arg.split("=", 1)[0] != name:
+                spelling_note(name, arg.split("=", 1)[0])
             own.append(arg)
             if "=" not in arg and i + 1 < len(argv):
                 own.append(argv[i + 1])

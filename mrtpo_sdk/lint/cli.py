@@ -35,8 +35,9 @@ def _selectors(values: list[str] | None, flag: str) -> list[str]:
 
 
 def lint_parser() -> ArgumentParser:
-    p = ArgumentParser(
+    p = ArgumentParser(  # ruff's kebab spellings (--extend-select, ...) are taken silently, see _argparse
         prog="mrtpo-sdk lint",
+        ruff_spellings=True,
         description="Check task files against the block-writing rules (spec 'Rules for writing a block'): static "
         "checks on the code, dynamic checks running the verifiers on probe completions. "
         "Exit status: 0 clean, 1 findings, 2 usage error or a task that fails to load.",
@@ -53,13 +54,13 @@ def lint_parser() -> ArgumentParser:
         "(default: .); - reads one task file's source from stdin",
     )
     p.add_argument(
-        "--stdin-filename",
+        "--stdin_filename",
         metavar="NAME",
         help="the path of the source read from stdin: findings are reported under it, its config applies, and its "
         "folder's files are visible to it (imports, data next to __file__); implies - when no PATH is given",
     )
     p.add_argument(
-        "--force-exclude",
+        "--force_exclude",
         action="store_true",
         help="treat the files given like files found in a folder (for pre-commit): the config's excludes apply, "
         "and files that declare no Task are skipped with a note",
@@ -70,13 +71,13 @@ def lint_parser() -> ArgumentParser:
         metavar="CODES",
         help="comma-separated codes or prefixes to enable (replaces the config's select); ALL for all",
     )
-    p.add_argument("--extend-select", action="append", metavar="CODES", help="codes or prefixes to enable in addition")
+    p.add_argument("--extend_select", action="append", metavar="CODES", help="codes or prefixes to enable in addition")
     p.add_argument("--ignore", action="append", metavar="CODES", help="codes or prefixes to disable")
     p.add_argument("--examples", type=int, metavar="N", help="examples sampled per task (default 20; deterministic)")
     p.add_argument("--split", metavar="SPLIT", help="split the examples come from (default train)")
     p.add_argument(
         "--format",
-        "--output-format",
+        "--output_format",
         dest="format",
         choices=("text", "concise", "full", "json", "github", "sarif"),
         default="text",
@@ -84,13 +85,13 @@ def lint_parser() -> ArgumentParser:
         "json, github, sarif",
     )
     p.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
-    p.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--output_file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--exit_zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
     p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-    p.add_argument("--extend-exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
+    p.add_argument("--extend_exclude", action="append", metavar="GLOB", help="paths not scanned in folders")
     p.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary line")
-    p.add_argument("--show-files", action="store_true", help="list the task files that would be linted, and exit")
+    p.add_argument("--show_files", action="store_true", help="list the task files that would be linted, and exit")
     p.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -114,7 +115,7 @@ def lint_command(argv: list[str]) -> int:
             raise MRTPOError(f"--config {args.config}: no such file")
         layer = Layer(
             select=_selectors(args.select, "--select") if args.select else None,
-            extend_select=_selectors(args.extend_select, "--extend-select"),
+            extend_select=_selectors(args.extend_select, "--extend_select"),
             ignore=_selectors(args.ignore, "--ignore"),
         )
         from .reporters import display_path, render
@@ -124,7 +125,7 @@ def lint_command(argv: list[str]) -> int:
         if stdin and (args.paths or ["-"]) != ["-"]:
             raise MRTPOError("- (read the source from stdin) cannot be combined with other paths")
         if stdin and args.show_files:
-            raise MRTPOError("--show-files lists files on disk; it cannot be combined with - (stdin)")
+            raise MRTPOError("--show_files lists files on disk; it cannot be combined with - (stdin)")
         if args.show_files:
             files, errors = show_files(
                 args.paths or ["."],
@@ -193,10 +194,12 @@ def _dedent_doc(doc: str) -> str:
 
 def rule_command(argv: list[str]) -> int:
     """Run ``mrtpo-sdk rule CODE`` / ``mrtpo-sdk rule --all``; returns the exit status."""
-    p = ArgumentParser(prog="mrtpo-sdk rule", description="Explain a lint rule (its code or its name).")
+    p = ArgumentParser(
+        prog="mrtpo-sdk rule", description="Explain a lint rule (its code or its name).", ruff_spellings=True
+    )
     p.add_argument("rule", nargs="?", metavar="CODE", help="a code (MRT003) or name (instruction-or-meta-in-block)")
     p.add_argument("--all", action="store_true", help="print every rule's documentation")
-    p.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text")
+    p.add_argument("--format", "--output_format", dest="format", choices=("text", "json"), default="text")
     try:
         args = p.parse_args(argv)  # a mistake raises UsageError: one `error:` line, exit 2
     except SystemExit as exc:  # --help

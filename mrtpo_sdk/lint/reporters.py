@@ -19,7 +19,7 @@ __all__ = ["FORMATS", "render", "display_path", "statistics"]
 FORMATS = ("text", "full", "json", "github", "sarif")
 STDIN = "-"
 """The name a finding in source read from stdin is reported under (``mrtpo-sdk lint -`` without
-``--stdin-filename``)."""
+``--stdin_filename``)."""
 
 
 def display_path(path: Path) -> str:

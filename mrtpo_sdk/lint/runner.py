@@ -127,7 +127,7 @@ def discover(
     paths: Iterable[Path], settings_of: Callable[[Path], Settings], scan_files: bool = False
 ) -> tuple[list[Path], list[Finding]]:
     """The task files under ``paths`` (explicit files always; in folders, ``.py`` files that call ``Task``; with
-    ``scan_files``, explicit files are judged like files in a folder, as ``--force-exclude`` asks).
+    ``scan_files``, explicit files are judged like files in a folder, as ``--force_exclude`` asks).
 
     Returns:
         ``(files, errors)``: errors for missing paths and for files that do not parse.
@@ -490,7 +490,7 @@ def lint_paths(
             changed file): the config's excludes apply to them, and one that declares no Task is skipped with a
             note instead of being an error.
         aliases: file -> the path its config is looked up by (``lint_source``: the temporary copy of stdin ->
-            ``--stdin-filename``).
+            ``--stdin_filename``).
 
     Returns:
         A :class:`LintReport`; ``exit_code`` is 0 clean / 1 findings / 2 load errors.
@@ -572,7 +572,7 @@ def lint_paths(
 
 def lint_source(source: str, filename: str | Path | None = None, **options: Any) -> LintReport:
     """Lint a task file's source text (``mrtpo-sdk lint -``: read from stdin), reported under ``filename``
-    (``--stdin-filename``) or ``-``.
+    (``--stdin_filename``) or ``-``.
 
     The text is written to a fresh temporary folder, never next to your files. With a ``filename``, that folder
     also gets links to the other entries of ``filename``'s folder, so the source imports its neighbours and finds

@@ -94,7 +94,12 @@ def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
 
     Flags and ``--config`` keys behave alike (a flag wins): ``algo``, ``model``, ``data`` and the evaluation
-    settings choose the presets and the output folder either way."""
+    settings choose the presets and the output folder either way. A flag's dashed spelling (``--max-steps``) acts as
+    its snake_case name (``--max_steps``), with a deprecation note."""
+    from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
+
+    hf_parser = _train_parser(MRTPOConfig)
+    rest = _snake_case_flags(rest, hf_parser)
     known, _ = _pre_parse(rest)
     file_values = _config_file_values(rest)
     for name in ("algo", "model"):
@@ -105,12 +110,9 @@ def train_command(rest: list[str]) -> int:
         if known.model is not None and str(alias) != known.model:
             return _error(f"--model {known.model} and --model_name_or_path {alias} disagree; give one of them")
         known.model = str(alias)
-    from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
-
     if known.algo not in ALGORITHMS:
         return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
 
-    hf_parser = _train_parser(MRTPOConfig)
     preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
     if known.model is not None:
         import torch
@@ -164,6 +166,22 @@ def train_command(rest: list[str]) -> int:
     peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
     return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
                         model_args=model_args)
+
+
+def _snake_case_flags(rest: list[str], parser) -> list[str]:
+    """``rest`` with each dashed flag (``--max-steps``, which HfArgumentParser also takes) spelled as its
+    snake_case name, a one-line deprecation note on stderr for each: one flag style for every subcommand."""
+    from .._argparse import canonical_spelling, spelling_note
+
+    known = {o for o in parser._option_string_actions if o.startswith("--")}
+    out = []
+    for arg in rest:
+        snake = canonical_spelling(arg, known)
+        if snake is not None:
+            spelling_note(arg.partition("=")[0], snake.partition("=")[0])
+            arg = snake
+        out.append(arg)
+    return out
 
 
 def _require_extras(config) -> None:
