@@ -432,16 +432,18 @@ class _Runner:
     """Runs the decoder over prefix-shared, token-budgeted batches; collects hidden states per sequence."""
 
     def __init__(self, model: Any, seqs: list[_Seq], pad_token_id: int, max_tokens: int, max_rows: int | None,
-                 device: torch.device, overhead: int):
+                 device: torch.device, overhead: int, dry: bool = False):
         from transformers import DynamicCache
 
         self.model, self.seqs, self.pad, self.device = model, seqs, pad_token_id, device
+        self.dry = dry  # count the plan's forward passes (``passes``) without running any
         self.max_tokens, self.max_rows, self.overhead = max_tokens, max_rows, overhead
         self.decoder = _decoder(model)
         self.cache_kw = _cache_kwarg(self.decoder)
         self.new_cache = lambda: DynamicCache(config=model.config)
         self.out: list[torch.Tensor | None] = [None] * len(seqs)
         self.tokens = 0
+        self.passes = 0
 
     # -- forward helpers --
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor | None, offset: int, cache: Any) -> Any:
@@ -451,10 +453,16 @@ class _Runner:
         n, length = ids.shape
         kwargs = {self.cache_kw: cache} if cache is not None else {}
         self.tokens += n * length
+        self.passes += 1
+        if self.dry:
+            return None
         return self.decoder(input_ids=ids, attention_mask=mask, use_cache=cache is not None, **kwargs)
 
     def _extend(self, cache: Any, ids: Sequence[int], start: int, stop: int) -> Any:
         """A new cache holding tokens ``[0, stop)``, from ``cache`` holding ``[0, start)`` (None: empty)."""
+        if self.dry:
+            self._forward(torch.empty((1, stop - start)), None, start, None)
+            return None
         new = self.new_cache() if cache is None else copy.deepcopy(cache)
         x = torch.tensor([list(ids[start:stop])], dtype=torch.long, device=self.device)
         out = self._forward(x, None, start, new)
@@ -467,6 +475,9 @@ class _Runner:
         for batch in self._batches([len(self.seqs[j].ids) - plen for j in members], plen):
             batch = [members[r] for r in batch]
             longest = len(self.seqs[batch[0]].ids) - plen
+            if self.dry:
+                self._forward(torch.empty((len(batch), longest)), None, plen, None)
+                continue
             ids = torch.full((len(batch), longest), self.pad, dtype=torch.long, device=self.device)
             mask = torch.zeros((len(batch), plen + longest), dtype=torch.long, device=self.device)
             mask[:, :plen] = 1
@@ -589,17 +600,33 @@ def _default_overhead(device: torch.device) -> int:
     return _PASS_OVERHEAD_TOKENS.get(device.type, _PASS_OVERHEAD_TOKENS_ACCEL)
 
 
-def _check_cache_once(model: Any, seqs: list[_Seq], pad_token_id: int, device: torch.device) -> str | None:
-    """Compare the prefix-shared hidden states of two contexts with their plain forward (once per model)."""
+def _synthetic_pair(model: Any) -> list[_Seq]:
+    """Two token sequences sharing a 4-token prefix, the same on every rank (the synced one-time check)."""
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "get_text_config"):
+        config = config.get_text_config()
+    vocab = int(getattr(config, "vocab_size", 0) or 0) or 16
+    a = [t % vocab for t in (1, 2, 3, 4, 5, 6, 7, 8)]
+    b = [t % vocab for t in (1, 2, 3, 4, 8, 7, 6, 5)]
+    return [_Seq(ids=a, start=5, n=3), _Seq(ids=b, start=5, n=3)]
+
+
+def _check_cache_once(model: Any, seqs: list[_Seq], pad_token_id: int, device: torch.device,
+                      synced: bool = False) -> str | None:
+    """Compare the prefix-shared hidden states of two contexts with their plain forward (once per model).
+
+    ``synced``: the pair is a fixed synthetic one, so every rank of a sharded run runs the same forward passes at
+    the same call (the first), whatever its own contexts are."""
     cached = getattr(model, _CACHE_OK_ATTR, None)
     if cached is not None:
         return None if cached is True else cached
-    pair = None
+    pair = _synthetic_pair(model) if synced else None
     ordered = sorted(seqs, key=lambda s: s.ids)
     for a, b in zip(ordered, ordered[1:]):
+        if pair is not None:
+            break
         if _lcp(a.ids, b.ids, min(a.start, b.start)) >= 2:
             pair = [a, b]
-            break
     if pair is None:
         return None  # nothing shared: nothing to check yet
     runner = _Runner(model, pair, pad_token_id, 1 << 30, None, device, overhead=0)
@@ -632,6 +659,8 @@ def completion_hidden_states(
     max_tokens: int = DEFAULT_REPLAY_MAX_TOKENS,
     max_rows: int | None = None,
     prefix_sharing: bool = True,
+    sync_passes: Callable[[int], int] | None = None,
+    device: torch.device | None = None,
 ) -> tuple[list[torch.Tensor], dict[str, Any]]:
     """Final hidden states at the positions that predict each completion token, ``(T_i, H)`` per context.
 
@@ -644,22 +673,34 @@ def completion_hidden_states(
         max_rows: optional cap on rows per forward pass.
         prefix_sharing: False runs every context from token 0 in arrival order (the naive replay: ``max_rows``
             contexts per pass, 8 if unset), as the benchmark's baseline.
+        sync_passes: sharded training (FSDP), where every decoder forward pass is a collective: called once, before
+            the first pass of the plan, with this rank's number of passes; returns the largest over the ranks, and
+            this rank then runs the difference as one-token dummy passes, so all ranks run the same number of
+            passes. The one-time cached-vs-plain check then uses a fixed synthetic pair (same passes everywhere).
+            ``contexts`` may be empty then. None (default): no synchronization.
+        device: where the inputs go when ``completions`` is empty (default: the model's device).
 
     Returns:
-        ``(hidden, info)`` with ``info = {"tokens", "prefix_shared", "fallback"}``.
+        ``(hidden, info)`` with ``info = {"tokens", "prefix_shared", "fallback", "passes"}`` (``passes``: this
+        rank's real passes, dummies excluded; 0 unless ``sync_passes`` is given).
     """
-    device = completions[0].device if completions else torch.device("cpu")
+    if device is None:
+        device = completions[0].device if completions else _model_device(model)
+    synced = sync_passes is not None
     seqs = []
     for ctx, comp in zip(contexts, completions):
         if len(ctx) < 1:
             raise ValueError("every replay context must have at least one token")
         seqs.append(_Seq(ids=list(ctx) + comp.tolist(), start=len(ctx) - 1, n=int(comp.numel())))
     if not prefix_sharing:
+        passes = math.ceil(len(seqs) / (max_rows or 8))
+        extra = _synced_extra(sync_passes, passes)
         hidden, tokens = _naive_hidden(model, seqs, pad_token_id, max_rows or 8, device)
-        return hidden, {"tokens": tokens, "prefix_shared": False, "fallback": None}
+        _dummy_passes(model, extra, device)
+        return hidden, {"tokens": tokens, "prefix_shared": False, "fallback": None, "passes": passes}
     reason = prefix_cache_support(model)
     if reason is None:
-        reason = _check_cache_once(model, seqs, pad_token_id, device)
+        reason = _check_cache_once(model, seqs, pad_token_id, device, synced=synced)
     if reason is not None:
         if getattr(model, "_mrtpo_prefix_logged", None) != reason:
             logger.warning("replay: prefix sharing off for %s: %s; every context runs from token 0",
@@ -670,23 +711,65 @@ def completion_hidden_states(
                 pass
         # still length-sorted and token-budgeted, just without a shared prefix
         order = sorted(range(len(seqs)), key=lambda j: len(seqs[j].ids), reverse=True)
-        out: list[torch.Tensor | None] = [None] * len(seqs)
-        tokens, i = 0, 0
+        batches, i = [], 0
         while i < len(order):
             longest = len(seqs[order[i]].ids)
             rows = max(1, max_tokens // longest)
             if max_rows is not None:
                 rows = min(rows, max_rows)
-            batch = order[i : i + rows]
-            i += len(batch)
+            batches.append(order[i : i + rows])
+            i += len(batches[-1])
+        extra = _synced_extra(sync_passes, len(batches))
+        out: list[torch.Tensor | None] = [None] * len(seqs)
+        tokens = 0
+        for batch in batches:
             hidden, t = _naive_hidden(model, [seqs[j] for j in batch], pad_token_id, len(batch), device)
             tokens += t
             for j, h in zip(batch, hidden):
                 out[j] = h
-        return out, {"tokens": tokens, "prefix_shared": False, "fallback": reason}  # type: ignore[return-value]
-    runner = _Runner(model, seqs, pad_token_id, max_tokens, max_rows, device, _default_overhead(device))
-    runner.solve(list(range(len(seqs))), None, 0)
-    return runner.out, {"tokens": runner.tokens, "prefix_shared": True, "fallback": None}  # type: ignore[return-value]
+        _dummy_passes(model, extra, device)
+        return out, {"tokens": tokens, "prefix_shared": False, "fallback": reason,  # type: ignore[return-value]
+                     "passes": len(batches)}
+    overhead = _default_overhead(device)
+    passes = 0
+    if synced:  # the plan depends only on the token ids: count its passes first
+        plan = _Runner(model, seqs, pad_token_id, max_tokens, max_rows, device, overhead, dry=True)
+        plan.solve(list(range(len(seqs))), None, 0)
+        passes = plan.passes
+    extra = _synced_extra(sync_passes, passes)
+    runner = _Runner(model, seqs, pad_token_id, max_tokens, max_rows, device, overhead)
+    if seqs:
+        runner.solve(list(range(len(seqs))), None, 0)
+    if synced and runner.passes != passes:
+        raise RuntimeError(f"replay plan ran {runner.passes} passes, {passes} planned")  # would desynchronize ranks
+    _dummy_passes(model, extra, device)
+    return runner.out, {"tokens": runner.tokens, "prefix_shared": True,  # type: ignore[return-value]
+                        "fallback": None, "passes": runner.passes}
+
+
+def _model_device(model: Any) -> torch.device:
+    try:
+        return next(model.parameters()).device
+    except (StopIteration, AttributeError, TypeError):
+        return torch.device("cpu")
+
+
+def _synced_extra(sync_passes: Callable[[int], int] | None, passes: int) -> int:
+    """How many dummy passes this rank runs so that every rank runs as many as the busiest one."""
+    if sync_passes is None:
+        return 0
+    most = int(sync_passes(passes))
+    if most < passes:
+        raise RuntimeError(f"sync_passes returned {most} < this rank's {passes} passes")
+    return most - passes
+
+
+def _dummy_passes(model: Any, n: int, device: torch.device) -> None:
+    """``n`` one-token decoder passes whose outputs are discarded: they only take part in the collectives (the
+    all-gather of every sharded layer) that the busiest rank's real passes need."""
+    ids = torch.zeros((1, 1), dtype=torch.long, device=device)
+    for _ in range(n):
+        final_hidden_states(model, ids, None)
 
 
 @torch.no_grad()
@@ -706,6 +789,7 @@ def replay_relevance(
     max_tokens: int = DEFAULT_REPLAY_MAX_TOKENS,
     prefix_sharing: bool = True,
     js_memory_bytes: int | None = None,
+    sync_passes: Callable[[int], int] | None = None,
 ) -> ReplayOutput:
     """Per-token relevance ``q_{k,t}`` of every replayed pair (spec §3–§4).
 
@@ -727,6 +811,11 @@ def replay_relevance(
         prefix_sharing: compute shared prefixes once (default); False = every context from token 0 (naive).
         js_memory_bytes: memory budget of one JS chunk when ``chunk_size`` is None; default 1 GiB on an accelerator,
             256 MiB on CPU (there, smaller chunks stay in cache and run faster: docs/performance.md).
+        sync_passes: sharded training (FSDP, where each decoder forward pass all-gathers the layers' shards, a
+            collective every rank must join): ``n -> max over ranks of n`` (an all-reduce). With it, every rank,
+            also one with no replayed pair, runs the same decoder passes: the head check, the one-time cache check
+            on a fixed pair, then its own plan padded with one-token dummy passes to the busiest rank's count
+            (see :func:`completion_hidden_states`). None (default): single process or unsharded replicas.
 
     Returns:
         :class:`ReplayOutput` with ``q`` of shape ``(B, K, T)``.
@@ -744,7 +833,7 @@ def replay_relevance(
         raise ValueError(f"max_tokens and batch_size must be >= 1, got {max_tokens} and {batch_size}")
     q = torch.zeros((B, K, T), dtype=torch.float32, device=completion_ids.device)
     pairs = [(i, k) for i in range(B) for k in range(K) if bool(replayed[i, k])]
-    if not pairs:
+    if not pairs and sync_passes is None:
         return ReplayOutput(q=q, replayed=replayed.clone(), num_replayed=0, num_forward_contexts=0)
 
     lengths = completion_mask.sum(dim=1).tolist()
@@ -755,18 +844,24 @@ def replay_relevance(
     was_training = getattr(model, "training", False)
     model.eval()
     try:
+        if sync_passes is not None:
+            # the head check's decoder passes first, on every rank (same count everywhere)
+            project, _how = model_head(model)
         # P_all once per response (it does not depend on k), then one P_\k per pair; all scored in one pass plan.
         all_prompts = [contexts[next(p for p in pairs if p[0] == i)][0] for i in responses]
         wo_prompts = [contexts[p][1] for p in pairs]
-        ids = encode_prompts(all_prompts + wo_prompts)
+        ids = encode_prompts(all_prompts + wo_prompts) if pairs else []
         comps = [completions[i] for i in responses] + [completions[i] for i, _ in pairs]
         hidden, info = completion_hidden_states(
             model, ids, comps, pad_token_id, max_tokens=max_tokens, max_rows=batch_size,
-            prefix_sharing=prefix_sharing,
+            prefix_sharing=prefix_sharing, sync_passes=sync_passes, device=completion_ids.device,
         )
+        if not pairs:
+            return ReplayOutput(q=q, replayed=replayed.clone(), num_replayed=0, num_forward_contexts=0)
         h_all = dict(zip(responses, hidden[: len(responses)]))
         h_wo = hidden[len(responses) :]
-        project, _how = model_head(model)
+        if sync_passes is None:
+            project, _how = model_head(model)
         hdim = h_wo[0].size(-1)
         if chunk_size is None:
             vocab = model.get_output_embeddings().weight.shape[0]

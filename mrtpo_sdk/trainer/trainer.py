@@ -14,6 +14,7 @@ rank's own completions; the cap's two sums and the token std are reduced across 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import logging
@@ -397,23 +398,24 @@ class MRTPOTrainer(GRPOTrainer):
         nonempty = torch.tensor([[bool(b) for b in row] for row in blocks], dtype=torch.bool, device=A.device)
         replayed = replay_pairs(varies, nonempty, weights)
         start = time.perf_counter()
-        model = self.accelerator.unwrap_model(self.model)
         completion_ids, completion_mask = output["completion_ids"], output["completion_mask"]
-        replay = replay_relevance(
-            model,
-            self.task,
-            self._pending["examples"],
-            completion_ids,
-            completion_mask,
-            blocks,
-            replayed.to(completion_ids.device),
-            encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
-            pad_token_id=self._tokenizer.pad_token_id,
-            temperature=self.temperature,
-            chunk_size=args.js_chunk_size,
-            batch_size=args.replay_batch_size,
-            max_tokens=args.replay_max_tokens,
-        )
+        with _replay_model(self) as (model, sync_passes):
+            replay = replay_relevance(
+                model,
+                self.task,
+                self._pending["examples"],
+                completion_ids,
+                completion_mask,
+                blocks,
+                replayed.to(completion_ids.device),
+                encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
+                pad_token_id=self._tokenizer.pad_token_id,
+                temperature=self.temperature,
+                chunk_size=args.js_chunk_size,
+                batch_size=args.replay_batch_size,
+                max_tokens=args.replay_max_tokens,
+                sync_passes=sync_passes,
+            )
         self._timings["replay"] += time.perf_counter() - start
         beta_n = smoothstep_beta(self.state.global_step, args.mrtpo_beta, args.beta_warmup_steps)
         device = completion_ids.device
@@ -526,6 +528,58 @@ ALGORITHM_CARDS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "grpo": ("GRPO", dict(GRPOTrainer._paper)),
 }
+
+
+@contextlib.contextmanager
+def _replay_model(trainer):
+    """The behavior policy with whole parameters for the replay, as TRL's own generation gets it, and the pass
+    synchronizer the replay needs under FSDP. Yields ``(model, sync_passes)``.
+
+    * TRL's ``unwrap_model_for_generation`` on ``model_wrapped`` (DDP / DeepSpeed / FSDP unwrapped; gradient
+      checkpointing off for the replay) with ``gather_deepspeed3_params=True`` always: under ZeRO-3 every parameter
+      is gathered and DeepSpeed's fetch hooks removed for the replay, so its forwards are local. (Without gathering,
+      ``ds3_gather_for_generation=False``, each module would fetch its shards in every forward, a collective, and
+      the replay's number of forwards and head calls differs between ranks: it would deadlock.)
+    * TRL's ``summon_full_params(model_wrapped, recurse=False)`` (FSDP v1): the root's own parameters (embedding,
+      final norm, LM head) whole; each wrapped layer gathers its shards in its forward. FSDP v2: the root module's
+      ``unshard()`` / ``reshard()`` (torch's API), since the replay calls the decoder and the head directly and the
+      root's forward hook never runs.
+    * Under FSDP a layer's forward is a collective, so every rank must run as many decoder passes: ``sync_passes``
+      (``n -> max over ranks``) lets :func:`~mrtpo_sdk.replay.replay_relevance` pad the less busy ranks with
+      one-token dummy passes. None otherwise.
+    """
+    from trl.models import unwrap_model_for_generation
+
+    dist = getattr(trainer, "_dist", None)
+    wrapped = trainer.model_wrapped
+    fsdp = bool(dist is not None and dist.is_fsdp)
+    sync_passes = None
+    if fsdp and trainer.accelerator.num_processes > 1:
+        accelerator = trainer.accelerator
+
+        def sync_passes(n: int) -> int:
+            counts = accelerator.gather(torch.tensor([int(n)], dtype=torch.long, device=accelerator.device))
+            return int(counts.max())
+
+    summon = dist.summon_full_params(wrapped, recurse=False) if dist is not None else contextlib.nullcontext()
+    with (
+        unwrap_model_for_generation(
+            wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=True,
+            gradient_checkpointing_kwargs=getattr(trainer.args, "gradient_checkpointing_kwargs", None),
+        ) as model,
+        torch.no_grad(),
+        summon,
+    ):
+        fsdp2 = fsdp and getattr(dist, "fsdp_version", None) == 2 and hasattr(wrapped, "unshard")
+        if fsdp2:
+            wrapped.unshard()
+        try:
+            yield model, sync_passes
+        finally:
+            if fsdp2:
+                wrapped.reshard()
 
 
 def _drop_none_from_trackers(trainer) -> None:
