@@ -117,6 +117,11 @@ HOSTILE = {
  "trim_huge": f"SELECT length(trim({BIG}, {BIG}))",
  "ltrim_charset": f"SELECT length(ltrim({BIG} || 'b', {BIG}))",
  "unicode_huge": f"SELECT unicode({BIG})",
+ # results just under the 32 MB result cap: they run, and come back through the worker's pipe (the first one of a
+ # process took 3-6 s while the caller appended 64 KB pipe reads to a growing bytes object)
+ "result_31mb_cols": "SELECT " + ", ".join("printf('%.*c', 999999, 'q')" for _ in range(31)),
+ "result_31mb_blobs": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 31) SELECT zeroblob(999999) FROM r",
+ "result_30mb_rows": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n < 9999) SELECT printf('%.*c', 3000, 'q') FROM r",
 }
 
 

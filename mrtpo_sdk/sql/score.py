@@ -14,7 +14,8 @@ found; each row of the table in ``docs/sql.md`` is one difference:
 * **executes**: the query must read at least one table the reference reads (or return the reference's result): a
   constant (``SELECT 1``) or a query about other tables runs but is not an attempt at the question;
 * **result match**: the query must read one of the reference's tables (a constant that equals the answer, e.g. a
-  memorised ``SELECT 3.2``, is not a query of the database); an empty reference result matches only an empty result
+  memorised ``SELECT 3.2``, is not a query of the database); it must not filter on the expected result's own values
+  typed in as constants (``WHERE name IN ('ann', 'bob')``, :func:`typed_in_filter_values`); an empty reference result matches only an empty result
   with as many columns from a query reading every column the reference reads; the columns may come in any order; and
   when the reference's ``ORDER BY``/``LIMIT`` cuts through ties (rows equal on every ordering key, or any rows under a
   ``LIMIT`` without ``ORDER BY``), any choice and order within the tied rows is correct, and so is the whole tied set
@@ -30,13 +31,14 @@ bytes (:class:`ResultCache`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .compare import _exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
@@ -56,6 +58,7 @@ __all__ = [
     "relevance_error",
     "selects_only_constants",
     "training_match",
+    "typed_in_filter_values",
 ]
 
 SEMANTICS = ("training", "official")
@@ -268,6 +271,116 @@ def selects_only_constants(query: str, reference: str) -> bool:
     return bool(mine) and theirs is False
 
 
+#: Share of the reference's result rows that the answer's typed-in filter values must name to be refused.
+TYPED_IN_SHARE = 0.5
+
+
+def _norm_value(value: object) -> object:
+    """A literal or a result cell as compared by :func:`typed_in_filter_values` (text case-folded and stripped;
+    numbers as floats; ``None`` for anything else)."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, str):
+        text = value.strip().casefold()
+        return ("s", text) if text else None
+    return None
+
+
+def _literal_value(node) -> object:
+    from sqlglot import exp
+
+    negate = False
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        negate ^= isinstance(node, exp.Neg)
+        node = node.this
+    if not isinstance(node, exp.Literal):
+        return None
+    if node.is_string:
+        return None if negate else _norm_value(node.this)
+    try:
+        f = float(node.this)
+    except ValueError:
+        return None
+    return _norm_value(-f if negate else f)
+
+
+def _filter_literals(tree) -> list:
+    """Values of the literals compared for equality with a column: ``col = 'x'``, ``'x' = col``, ``col IN ('x', …)``,
+    ``col LIKE 'x'`` / ``GLOB``, ``col IS 'x'``, anywhere in the query (WHERE, HAVING, ON, subqueries)."""
+    from sqlglot import exp
+
+    found = []
+    for node in tree.walk():
+        if isinstance(node, exp.In):
+            if node.this is not None and node.this.find(exp.Column) is not None:
+                found.extend(_literal_value(e) for e in node.expressions)
+        elif isinstance(node, (exp.EQ, exp.NullSafeEQ, exp.Like, exp.ILike, exp.Glob, exp.Is)):
+            left, right = node.this, node.expression
+            for side, other in ((left, right), (right, left)):
+                if other is not None and other.find(exp.Column) is not None:
+                    found.append(_literal_value(side))
+    return [v for v in found if v is not None]
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference_literals(reference: str) -> tuple[frozenset, int] | None:
+    """(every literal value of the reference, how many distinct values it compares with a column), or ``None``."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(strip_trailing_semicolons(reference), read="sqlite")
+    except Exception:  # noqa: BLE001 - unparsable reference: no verdict
+        return None
+    if tree is None:
+        return None
+    values = {_literal_value(n) for n in tree.find_all(exp.Literal)}
+    values |= {_literal_value(n) for n in tree.find_all(exp.Neg)}
+    values.discard(None)
+    return frozenset(values), len(set(_filter_literals(tree)))
+
+
+def typed_in_filter_values(query: str, reference: str, gold_rows: Sequence[tuple] | None) -> bool:
+    """The answer filters on the expected result's own values, typed in as constants
+    (``SELECT name FROM student WHERE name IN ('ann', 'bob')`` for "who has the highest GPA?"): it names the rows
+    instead of computing which they are.
+
+    True when the literals the answer compares for equality with a column (``=``, ``IN``, ``LIKE``, ``GLOB``,
+    ``IS``), leaving out every literal that also occurs anywhere in the reference, are values of the reference's
+    result (text compared case-folded, numbers as numbers) that name at least ``TYPED_IN_SHARE`` of its rows, and
+    there are more of them than the reference itself compares with columns (the question's own values: an answer
+    may name the reference's ``dept_id = 2`` as ``d.name = 'Physics'``). One typed-in number alone is not
+    enough (a small count equals some filter constant by chance). ``False`` when either query does not parse.
+    """
+    if not gold_rows or not isinstance(query, str) or not isinstance(reference, str):
+        return False
+    if "'" not in query and '"' not in query and not any(c.isdigit() for c in query):
+        return False  # no literal at all: nothing typed in
+    ref = _reference_literals(reference)
+    if ref is None:
+        return False
+    ref_values, ref_filters = ref
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(strip_trailing_semicolons(query), read="sqlite")
+    except Exception:  # noqa: BLE001
+        return False
+    if tree is None:
+        return False
+    gold_values = {_norm_value(v) for r in gold_rows for v in r}
+    typed = {v for v in _filter_literals(tree) if v not in ref_values and v in gold_values}
+    if len(typed) <= ref_filters:
+        return False
+    if len(typed) == 1 and not isinstance(next(iter(typed)), tuple):
+        return False
+    named = sum(1 for r in gold_rows if any(_norm_value(v) in typed for v in r))
+    return named >= max(1, math.ceil(TYPED_IN_SHARE * len(gold_rows)))
+
+
 # ---- reference with ties ----------------------------------------------------------------------------------------
 
 
@@ -281,11 +394,13 @@ class ReferenceResult:
         segments: ``None`` when no tie touches the compared rows; else, in order, the groups of tied rows that
             the compared rows come from, each ``(rows of the group, rows the reference takes, cut)`` where ``cut``
             says that the ``LIMIT``/``OFFSET`` cuts the group.
+        sql: the reference query (``""`` when not known).
     """
 
     run: ExecutionResult
     ordered: bool
     segments: tuple | None = None
+    sql: str = field(default="", compare=False)
 
 
 def _int_literal(node) -> int | None:
@@ -392,7 +507,7 @@ def reference_result(db_path: str, sql: str, ties: bool = True) -> ReferenceResu
     gold = run_cached(db_path, sql)
     ordered = gold_is_ordered(sql)
     segments = _tie_segments(db_path, sql, gold, ordered) if gold.ok and ties else None
-    ref = ReferenceResult(gold, ordered, segments)
+    ref = ReferenceResult(gold, ordered, segments, sql)
     size = gold.nbytes + sum(sum(len(repr(r)) for r in m) for m, _, _ in segments or ())
     _references.put(key, ref, size)
     return ref
@@ -504,12 +619,14 @@ def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float
             return _segments_match(rows, ref.segments, ref.ordered, float_tol)
         return results_match(rows, gold.rows, ordered=ref.ordered, float_tol=float_tol)
 
-    if match(pred_rows):
-        return True
-    if width < 2 or not pred_rows:
+    if not match(pred_rows):
+        if width < 2 or not pred_rows:
+            return False
+        pool = [r for m, _, _ in ref.segments for r in m] if ref.segments is not None else gold.rows
+        if not any(match([tuple(r[i] for i in perm) for r in pred_rows])
+                   for perm in _permutations(pred_rows, pool, width, exact_bag=ref.segments is None)):
+            return False
+    # the result's own values typed in as the filter (known only when both query texts are)
+    if pred.query and ref.sql and typed_in_filter_values(pred.query, ref.sql, gold.rows):
         return False
-    pool = [r for m, _, _ in ref.segments for r in m] if ref.segments is not None else gold.rows
-    for perm in _permutations(pred_rows, pool, width, exact_bag=ref.segments is None):
-        if match([tuple(r[i] for i in perm) for r in pred_rows]):
-            return True
-    return False
+    return True

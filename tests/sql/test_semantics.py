@@ -65,6 +65,50 @@ def test_memorised_constant_answer_does_not_match(sql_task, make_example):
     assert training["result_match"] == 0.0
 
 
+def test_answer_typed_in_as_filter_constants_does_not_match(sql_task, make_example):
+    """Trial finding: `WHERE name IN (<the answer's names>)` read the reference's table and returned the expected
+    rows, so result_match paid; under training the result's own values typed in as the filter are refused."""
+    gold = "SELECT name FROM student WHERE gpa > 3.2"  # ann, bob, cy
+    for typed in ("SELECT name FROM student WHERE name IN ('ann', 'bob', 'cy')",
+                  "SELECT name FROM student WHERE name = 'ann' OR name = 'bob' OR name = 'cy';",
+                  "SELECT name FROM student WHERE upper(name) IN ('ANN', 'BOB', 'CY') ORDER BY 1",
+                  "SELECT s.name FROM student s JOIN club c ON c.id = 1 WHERE s.name IN ('ann', 'bob', 'cy')"):
+        training, official = both(sql_task, make_example, gold, fence(typed))
+        assert official["result_match"] == 1.0, typed
+        assert training["result_match"] == 0.0, typed
+        assert training["executes"] == 1.0  # it is a query of the question's table
+    # one row: the name typed in for a question that computes it
+    training, official = both(sql_task, make_example, "SELECT name FROM student ORDER BY gpa LIMIT 1",
+                              fence("SELECT name FROM student WHERE name = 'flo'"))
+    assert (official["result_match"], training["result_match"]) == (1.0, 0.0)
+    # the reference's own filter values plus the typed-in names: refused too
+    training, _ = both(sql_task, make_example, "SELECT name FROM student WHERE city = 'rome'",
+                       fence("SELECT name FROM student WHERE city = 'rome' AND name IN ('bob', 'di', 'flo')"))
+    assert training["result_match"] == 0.0
+
+
+def test_answer_filtering_on_the_questions_own_values_still_matches(sql_task, make_example):
+    """The other direction: literals the reference itself filters on (the question's values), or a value the
+    question gives named another way, are not the answer typed in."""
+    cases = [
+        ("SELECT name FROM student WHERE city = 'rome'", "SELECT name FROM student WHERE city IN ('rome')"),
+        ("SELECT name, city FROM student WHERE city = 'rome'",
+         "SELECT name, city FROM student WHERE city = 'Rome' COLLATE NOCASE"),
+        ("SELECT name FROM student WHERE city = 'rome' OR city = 'lima'",
+         "SELECT name FROM student WHERE city IN ('lima', 'rome')"),
+        # the reference filters on an id, the answer on the name it stands for (echoed in the output)
+        ("SELECT s.name, c.title FROM student s, club c WHERE c.id = 1",
+         "SELECT s.name, c.title FROM student s JOIN club c WHERE c.title = 'chess'"),
+        # a count that equals a filter constant by chance
+        ("SELECT count(*) FROM student WHERE gpa >= 3.5", "SELECT count(*) FROM student WHERE year IN (1, 2)"),
+        ("SELECT year FROM student WHERE name = 'cy'", "SELECT year FROM student WHERE name = 'cy' AND year = 2"),
+        ("SELECT name FROM student WHERE year = 2", "SELECT name FROM student WHERE year = 2.0"),
+    ]
+    for gold, answer in cases:
+        training, official = both(sql_task, make_example, gold, fence(answer))
+        assert training["result_match"] == 1.0, (gold, answer, official)
+
+
 def test_coinciding_answer_from_other_tables_does_not_match(sql_task, make_example):
     gold = "SELECT count(*) FROM student WHERE year = 2"  # 2, as many as there are clubs
     training, official = both(sql_task, make_example, gold, fence("SELECT count(*) FROM club"))
