@@ -21,6 +21,7 @@ Rules applied by :func:`~mrtpo_sdk.instructions.check` before any training check
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +31,16 @@ from ._registry import CONSTRAINTS
 from ._text import count_sentences, detect_language
 from .ifeval import compare
 
-__all__ = ["MAX_TRAINING_CHARS", "TRAINING_CHECKERS", "training_words", "remove_echoes", "has_word_char"]
+__all__ = [
+    "CONFUSABLES",
+    "ECHO_EDIT_SHARE",
+    "MAX_TRAINING_CHARS",
+    "TRAINING_CHECKERS",
+    "fold_confusables",
+    "training_words",
+    "remove_echoes",
+    "has_word_char",
+]
 
 MAX_TRAINING_CHARS = 50_000
 """Responses longer than this follow no constraint under ``training`` semantics."""
@@ -68,13 +78,140 @@ def _whole(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + _flex(phrase) + r"(?!\w)", re.IGNORECASE)
 
 
+ECHO_EDIT_SHARE = 0.1
+"""A near copy of an echo differs from it by at most this share of its letters and digits (at least 1 edit)."""
+
+_TOKEN = re.compile(r"[^\W_]+")
+_NEAR_ATTEMPTS = 16  # candidate windows aligned per echo and text (bounds the time on long texts; every other
+# exact copy of a near copy found is cut too, so a near copy pasted many times is cut everywhere)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by exactly one inserted, deleted or replaced character."""
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1 or a == b:
+        return False
+    if la == lb:
+        return sum(x != y for x, y in zip(a, b)) == 1
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    i = 0
+    while i < la and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1 :]
+
+
+def _near_copies(tokens: list, echo_words: list[str], budget: int) -> list[tuple[int, int, int]]:
+    """Token ranges ``(start, stop, cost)`` of ``tokens`` that spell ``echo_words`` with at most ``budget`` character
+    edits (case, whitespace and punctuation are free: only letters and digits count).
+
+    Candidates come from offset votes (a token equal to echo word j at text position i votes for offset i - j); each
+    candidate window is aligned by a word-level edit distance whose costs are characters: a word one edit away costs
+    1, a missing or extra word its length, two words run together (or one split in two) 1, any other replacement
+    the longer word's length. No candidate, no alignment: a text unlike the echo costs one pass over its tokens.
+    """
+    m = len(echo_words)
+    where: dict[str, list[int]] = {}
+    for j, w in enumerate(echo_words):
+        where.setdefault(w, []).append(j)
+    votes: dict[int, int] = {}
+    for i, (w, _, _) in enumerate(tokens):
+        for j in where.get(w, ()):
+            votes[i - j] = votes.get(i - j, 0) + 1
+    need = max(2, (m + 1) // 2)  # a near copy keeps at least half its words within two offsets of one another
+    near = {d: sum(votes.get(d + s, 0) for s in (-2, -1, 0, 1, 2)) for d, n in votes.items() if 2 * n >= need}
+    found: list[tuple[int, int, int]] = []
+    taken = [False] * len(tokens)
+    slack = min(budget, m // 2) + 1  # words the copy may have more or fewer than the echo, around the window
+    attempts = 0
+    for d, n in sorted(near.items(), key=lambda kv: (-votes[kv[0]], kv[0])):
+        if attempts >= _NEAR_ATTEMPTS:
+            break
+        if n < need:
+            continue
+        lo, hi = max(0, d - slack), min(len(tokens), d + m + slack)
+        core = taken[max(0, d) : min(len(tokens), d + m)]
+        if core and all(core):  # this offset's copy was found already
+            continue
+        attempts += 1
+        best = _align(tokens, lo, hi, echo_words, budget)
+        if best is None:
+            continue
+        start, stop, cost = best
+        if any(taken[start:stop]):
+            continue
+        for k in range(start, stop):
+            taken[k] = True
+        found.append(best)
+    return found
+
+
+def _align(tokens: list, lo: int, hi: int, echo: list[str], budget: int) -> tuple[int, int, int] | None:
+    """The cheapest range of ``tokens[lo:hi]`` spelling ``echo`` (free start and end in the text), if it costs at
+    most ``budget``."""
+    m = len(echo)
+    inf = budget + 1
+    # column j (text position lo + j): D[i] = (cost of echo[:i] ending here, start token)
+    prev2 = None
+    prev = [(0, lo)] + [(min(inf, sum(len(w) for w in echo[:i])), lo) for i in range(1, m + 1)]
+    best = (prev[m][0], prev[m][1], lo) if prev[m][0] <= budget else None
+    for j in range(lo, hi):
+        t = tokens[j][0]
+        cur = [(0, j + 1)]
+        for i in range(1, m + 1):
+            e = echo[i - 1]
+            if t == e:
+                c = (prev[i - 1][0], prev[i - 1][1])
+            else:
+                sub = 1 if _one_edit(t, e) else max(len(t), len(e))
+                c = (prev[i - 1][0] + sub, prev[i - 1][1])
+            dele = cur[i - 1][0] + len(e)  # echo word missing in the text
+            if dele < c[0]:
+                c = (dele, cur[i - 1][1])
+            ins = prev[i][0] + len(t)  # extra text word
+            if ins < c[0]:
+                c = (ins, prev[i][1])
+            if i >= 2 and t == echo[i - 2] + e and prev[i - 2][0] + 1 < c[0]:  # two echo words run together
+                c = (prev[i - 2][0] + 1, prev[i - 2][1])
+            if prev2 is not None and tokens[j - 1][0] + t == e and prev2[i - 1][0] + 1 < c[0]:  # one word split
+                c = (prev2[i - 1][0] + 1, prev2[i - 1][1])
+            cur.append((min(c[0], inf), c[1]))
+        prev2, prev = prev, cur
+        if cur[m][0] <= budget and (best is None or cur[m][0] < best[0]):
+            best = (cur[m][0], cur[m][1], j + 1)
+    if best is None:
+        return None
+    cost, start, stop = best
+    return (start, stop, cost) if stop > start else None
+
+
 def remove_echoes(text: str, echoes: Iterable[str]) -> str:
-    """``text`` with every copy of each echo (case-insensitive, whitespace-flexible) replaced by a newline;
-    longest echoes first."""
-    for e in sorted({e.strip() for e in echoes if isinstance(e, str) and e.strip()}, key=len, reverse=True):
+    """``text`` with every copy of each echo (case-insensitive, whitespace-flexible) replaced by a newline, and
+    every *near* copy too: one whose letters and digits differ from the echo's by at most ``ECHO_EDIT_SHARE`` of
+    them (at least one edit: ``rivers`` for ``river``, a dropped letter, two words run together), punctuation,
+    case and whitespace free; longest echoes first. Echoes under 12 characters are not cut, and echoes of fewer
+    than 4 words are cut only when copied exactly."""
+    key = tuple(e for e in echoes if isinstance(e, str))
+    # a text over MAX_TRAINING_CHARS follows nothing anyway: exact copies only (bounded time)
+    return _remove_echoes(text, key) if len(text) <= MAX_TRAINING_CHARS else _remove_echoes.__wrapped__(text, key, False)
+
+
+@functools.lru_cache(maxsize=64)  # one completion is checked against each of its example's constraints
+def _remove_echoes(text: str, echoes: tuple[str, ...], near: bool = True) -> str:
+    for e in sorted({e.strip() for e in echoes if e.strip()}, key=len, reverse=True):
         if len(e) < 12:  # short texts (a keyword, a marker) are not echoes but what is asked for
             continue
         text = re.sub(_flex(e), "\n", text, flags=re.IGNORECASE)
+        words = [w.casefold() for w in _TOKEN.findall(e)]
+        if not near or len(words) < 4:
+            continue
+        tokens = [(m.group(0).casefold(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        if len(tokens) < len(words) // 2:
+            continue
+        budget = max(1, int(ECHO_EDIT_SHARE * sum(len(w) for w in words)))
+        copies = {text[tokens[a][1] : tokens[b - 1][2]] for a, b, _ in _near_copies(tokens, words, budget)}
+        for c in sorted(copies, key=len, reverse=True):  # each near copy found, wherever it occurs
+            text = re.sub(_flex(c), "\n", text, flags=re.IGNORECASE)
     return text
 
 
@@ -114,17 +251,66 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"
 def _as_read(text: str) -> str:
     """The text as a reader sees it: compatibility forms folded (NFKC: fullwidth ``ｓｔｏｒｙ`` -> ``story``) and
     invisible characters (soft hyphen, zero-width space/joiners, word joiner) removed. Look-alike letters of other
-    scripts (Cyrillic ``о``) are not folded."""
+    scripts (Cyrillic ``о``) are not folded here (:func:`fold_confusables` does)."""
     import unicodedata
 
     return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
 
 
+#: Cyrillic and Greek letters that render like a Latin letter in common fonts, and that letter: a small map after
+#: Unicode's confusables list (UTS #39 ``confusables.txt``), restricted to single letters that look the same in
+#: lower or upper case; no confusables library is a dependency of the SDK.
+CONFUSABLES: dict[str, str] = {
+    # Cyrillic, lower case
+    "\u0430": "a", "\u0441": "c", "\u0501": "d", "\u0435": "e", "\u04bb": "h", "\u0456": "i", "\u0458": "j",
+    "\u04cf": "l", "\u043e": "o", "\u0440": "p", "\u051b": "q", "\u0455": "s", "\u051d": "w", "\u0445": "x",
+    "\u0443": "y", "\u0475": "v",
+    # Cyrillic, upper case
+    "\u0410": "A", "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H", "\u0406": "I", "\u0408": "J",
+    "\u041a": "K", "\u041c": "M", "\u041e": "O", "\u0420": "P", "\u051a": "Q", "\u0405": "S", "\u0422": "T",
+    "\u051c": "W", "\u0425": "X", "\u0423": "Y", "\u04ae": "Y", "\u0474": "V", "\u04c0": "I",
+    # Greek, lower case
+    "\u03b1": "a", "\u03f2": "c", "\u03b9": "i", "\u03f3": "j", "\u03ba": "k", "\u03bd": "v", "\u03bf": "o",
+    "\u03c1": "p", "\u03c5": "u", "\u03c7": "x", "\u03b3": "y",
+    # Greek, upper case
+    "\u0391": "A", "\u0392": "B", "\u03f9": "C", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
+    "\u037f": "J", "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
+    "\u03a5": "Y", "\u03a7": "X",
+}  # fmt: skip
+_CONFUSABLE_TABLE = str.maketrans(CONFUSABLES)
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _is_latin(ch: str) -> bool:
+    return ch < "\u0250" and ch.isalpha()  # Basic Latin, Latin-1, Latin Extended-A/B
+
+
+def fold_confusables(text: str) -> str:
+    """``text`` with the look-alike letters of :data:`CONFUSABLES` replaced by the Latin letters they look like:
+    in every word that mixes them with Latin letters (``\u0441\u043ef\u0066ee`` -> ``coffee``), and in whole words
+    of them too when most letters of the text are Latin (a Latin-script text with one word spelled in look-alikes).
+    A text mostly in Cyrillic or Greek keeps its own words (a Russian ``\u0441\u043e\u0440`` is not ``cop``)."""
+    if text.isascii():
+        return text
+    latin = other = 0
+    for ch in text:
+        if ch.isalpha():
+            if _is_latin(ch):
+                latin += 1
+            else:
+                other += 1
+    if 2 * latin > latin + other:
+        return text.translate(_CONFUSABLE_TABLE)
+    return _LETTERS.sub(lambda m: m.group(0).translate(_CONFUSABLE_TABLE)
+                        if any(_is_latin(c) for c in m.group(0)) else m.group(0), text)
+
+
 @training("keywords:forbidden_words")
 def _keywords_forbidden(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     """No forbidden word as a whole word anywhere (whitespace inside a phrase may be any whitespace), in the text as
-    it reads (fullwidth forms folded, invisible characters removed)."""
-    text = _as_read(full)
+    it reads (fullwidth forms folded, invisible characters removed, Cyrillic/Greek look-alike letters read as the
+    Latin ones, :func:`fold_confusables`)."""
+    text = fold_confusables(_as_read(full))
     return not any(_whole(w).search(text) for w in kw["forbidden_words"])
 
 
@@ -320,14 +506,16 @@ def _title(kw: Mapping[str, Any], full: str, answer: str) -> bool:
 _SIX_STARS = re.compile(r"\*(?:[ \t]*\*){5,}")
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+def _norm(text: str) -> tuple[str, ...]:
+    """The words of ``text`` (runs of letters and digits, case-folded, as read): what two responses must differ in."""
+    return tuple(w.casefold() for w in _TOKEN.findall(fold_confusables(_as_read(text))))
 
 
 @training("combination:two_responses")
 def _two_responses(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     """Exactly two responses with text, around a separator of six (or more) asterisks, spaces allowed between them
-    (``* * * * * *``); blank parts are ignored; the two must differ beyond case and whitespace."""
+    (``* * * * * *``); blank parts are ignored; the two must differ in their words: case, whitespace, punctuation
+    and markup are no difference (``Tea.`` / ``Tea!``)."""
     parts = [p for p in _SIX_STARS.split(full) if has_word_char(p)]
     return len(parts) == 2 and _norm(parts[0]) != _norm(parts[1])
 

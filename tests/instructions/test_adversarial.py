@@ -39,6 +39,13 @@ HOLES = [
      "I will add a P.S. later."),
     ("postscript_empty", "detectable_content:postscript", {"postscript_marker": "P.S."}, "Body.\nP.S."),
     ("two_responses_same_but_case", "combination:two_responses", {}, "Tea.\n******\ntea."),
+    ("two_responses_same_but_punctuation", "combination:two_responses", {}, "Tea.\n******\nTea!"),
+    ("forbidden_word_in_cyrillic_lookalikes", "keywords:forbidden_words", {"forbidden_words": ["coffee"]},
+     "I like \u0441\u043effee."),
+    ("forbidden_word_in_greek_lookalikes", "keywords:forbidden_words", {"forbidden_words": ["coffee"]},
+     "I like c\u03bfffee."),
+    ("repeat_then_near_copy_of_the_request", "combination:repeat_prompt",
+     {"prompt_to_repeat": "Write a poem about tea."}, "Write a poem about tea. Write a poem about teas."),
     ("fullwidth_comma", "punctuation:no_comma", {}, "Tea\uff0c coffee and milk"),
     ("low_quote_comma_lookalike", "punctuation:no_comma", {}, "Tea\u201a coffee and milk"),
     ("title_without_text", "detectable_format:title", {}, "Tea is hot. <<***>>"),
@@ -254,6 +261,63 @@ def test_search_section_header_variants(spl: str, n: int, deco: str, case) -> No
     text = "\n".join(deco.format(case(spl), i) + "\nSome content here." for i in range(1, n + 1))
     assert check("detectable_format:multiple_sections", {"section_spliter": spl, "num_sections": n}, text), text
     assert not check("detectable_format:multiple_sections", {"section_spliter": spl, "num_sections": n + 1}, text)
+
+
+def _edit_one_character(text: str, where: int, how: str) -> str:
+    letters = [i for i, ch in enumerate(text) if ch.isalpha()]
+    i = letters[where % len(letters)]
+    if how == "replace":
+        return text[:i] + ("x" if text[i].lower() != "x" else "y") + text[i + 1 :]
+    if how == "delete":
+        return text[:i] + text[i + 1 :]
+    return text[:i] + text[i] + text[i:]  # a doubled letter
+
+
+@BOUNDED
+@given(cid=st.sampled_from(ALL), what=st.sampled_from(["prompt", "sentence", "both"]), where=st.integers(0, 10_000),
+       how=st.sampled_from(["replace", "delete", "double"]), junk=MARKUP)  # fmt: skip
+def test_search_prompt_pasted_back_with_one_character_edited_earns_nothing(cid, what, where, how, junk) -> None:
+    """Trial finding: a one-character edit of the pasted prompt ("…the rivers.") made it no copy, so it earned
+    what the prompt's own text earns (keywords, bullets, sections, …); under training near copies are echoes too."""
+    ex = _example(cid)
+    sentence = ex.sentence(0)
+    pasted = {"prompt": ex.prompt, "sentence": sentence, "both": ex.prompt + "\n" + sentence}[what]
+    completion = junk + _edit_one_character(pasted, where, how) + junk
+    assert constraint_verifier(1).score(ex, completion).reward == 0.0, completion
+
+
+def test_prompt_pasted_back_with_one_character_edited_paid_officially() -> None:
+    ex = _example("keywords:existence")  # the prompt itself names the keywords river and stone
+    edited = ex.prompt.replace("short note", "shortnote").replace("river.", "rivers.", 1)
+    assert constraint_verifier(1, semantics="official").score(ex, edited).reward == 1.0
+    assert constraint_verifier(1).score(ex, edited).reward == 0.0
+
+
+def test_answer_reusing_the_prompts_words_is_no_echo() -> None:
+    # the other direction: an answer that starts like the request, or repeats its phrases, is an answer
+    ex = _example("keywords:existence")
+    for answer in ("Here is a short note about the river: a stone sits in it.",
+                   "A short note about the river. The river carries a stone.",
+                   "Write a short note about the river? Gladly: the river rolls a stone."):
+        assert constraint_verifier(1).score(ex, answer).reward == 1.0, answer
+    from mrtpo_sdk.instructions._training import remove_echoes
+
+    base = "Write a short note about the river."
+    assert remove_echoes("Here is a short note about the river.", [base]) == "Here is a short note about the river."
+    assert remove_echoes("Wrote a short note about the rivr.", [base]).strip() == "."  # two edits in 28: cut
+    assert "Writ" in remove_echoes("Writ a shrt note abot the river.", [base])  # three edits: more than 10%
+
+
+def test_cyrillic_text_keeps_its_own_words() -> None:
+    # look-alikes are folded in a Latin text or a mixed word, not in a text written in Cyrillic
+    from mrtpo_sdk.instructions._training import fold_confusables
+
+    assert fold_confusables("I like \u0441\u043e\u0440s.") == "I like cops."
+    assert fold_confusables("\u042f \u043b\u044e\u0431\u043b\u044e \u0441\u043e\u0440.") == (
+        "\u042f \u043b\u044e\u0431\u043b\u044e \u0441\u043e\u0440.")
+    assert check("keywords:forbidden_words", {"forbidden_words": ["cop"]},
+                 "\u042f \u043b\u044e\u0431\u043b\u044e \u0441\u043e\u0440.") is True
+    assert check("combination:two_responses", {}, "Tea is hot.\n******\nTea is not!") is True
 
 
 def test_stays_by_design_constraint_only_answers() -> None:
