@@ -8,11 +8,12 @@ replay also synchronizes its number of decoder passes across ranks (``sync_passe
 
 * ``test_replay_goes_through_trls_gathering``: a real (1-process) training step, TRL's helpers replaced by
   recording wrappers: the replay runs inside both, with the arguments above.
-* ``test_fsdp_two_process_cpu_replay_matches_unsharded``: a real 2-process torch FSDP (v1) run on CPU over gloo
+* ``test_fsdp_two_process_cpu_replay_matches_unsharded``: a real 2-process torch FSDP (v1 and v2) run on CPU over gloo
   (this file, launched with ``torch.distributed.run``): parameters really sharded, ranks replaying different numbers
   of pairs (one none at all), q equal to the unsharded replay's. accelerate 1.15 cannot build this on CPU (an FSDP
   plugin with ``cpu=True`` gives ``DistributedType.MULTI_CPU``, i.e. plain DDP, and ``state.fsdp_plugin`` unset), so
-  the model is wrapped with torch's FSDP directly and the accelerator is a stand-in that says "FSDP v1".
+  the model is wrapped with torch's FSDP / ``fully_shard`` directly and the accelerator is a stand-in that says
+  "FSDP v1" / "v2".
 * ``test_accelerate_fsdp_training_on_gpus``: the whole ``MRTPOTrainer`` under ``accelerate launch --use_fsdp``;
   needs 2 CUDA devices (skipped otherwise, with the reason).
 """
@@ -193,10 +194,10 @@ def _replayed(B, task, rank, step=0):
 class _StandInAccelerator:
     """What TRL's helpers and the trainer read from an Accelerator, for a torch-FSDP model on CPU."""
 
-    def __init__(self):
+    def __init__(self, fsdp_version: int):
         from types import SimpleNamespace
 
-        self.state = SimpleNamespace(deepspeed_plugin=None, fsdp_plugin=SimpleNamespace(fsdp_version=1))
+        self.state = SimpleNamespace(deepspeed_plugin=None, fsdp_plugin=SimpleNamespace(fsdp_version=fsdp_version))
         self.num_processes = torch.distributed.get_world_size()
         self.device = torch.device("cpu")
 
@@ -211,7 +212,7 @@ class _StandInAccelerator:
         return torch.cat(out)
 
 
-def _fsdp_worker(out_dir: str) -> None:
+def _fsdp_worker(out_dir: str, version: int) -> None:
     import functools
     from types import SimpleNamespace
 
@@ -232,11 +233,21 @@ def _fsdp_worker(out_dir: str) -> None:
     B = ids.size(0)
     refs = [replay_relevance(reference, task, examples, ids, mask, blocks, _replayed(B, task, rank, step),
                              encode_prompts=_encode, pad_token_id=0) for step in range(2)]
-    wrapped = FSDP(model, auto_wrap_policy=functools.partial(transformer_auto_wrap_policy,
-                                                             transformer_layer_cls={Qwen2DecoderLayer}),
-                   device_id=torch.device("cpu"), use_orig_params=True)
-    local_numel = sum(p.numel() for p in wrapped.parameters())  # this rank's shards only
-    accelerator = _StandInAccelerator()
+    if version == 1:
+        wrapped = FSDP(model, auto_wrap_policy=functools.partial(transformer_auto_wrap_policy,
+                                                                 transformer_layer_cls={Qwen2DecoderLayer}),
+                       device_id=torch.device("cpu"), use_orig_params=True)
+        local_numel = sum(p.numel() for p in wrapped.parameters())  # this rank's shards only
+    else:  # FSDP2, as accelerate applies it: every decoder layer, then the root
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = init_device_mesh("cpu", (world,))
+        for layer in model.model.layers:
+            fully_shard(layer, mesh=mesh)
+        wrapped = fully_shard(model, mesh=mesh)
+        local_numel = sum(p.to_local().numel() for p in wrapped.parameters())
+    accelerator = _StandInAccelerator(version)
     trainer = SimpleNamespace(model_wrapped=wrapped, accelerator=accelerator, _dist=DistributedBackend(accelerator),
                               args=SimpleNamespace(gradient_checkpointing_kwargs=None))
     results = []
@@ -257,14 +268,15 @@ def _fsdp_worker(out_dir: str) -> None:
     dist.destroy_process_group()
 
 
-def test_fsdp_two_process_cpu_replay_matches_unsharded(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_fsdp_two_process_cpu_replay_matches_unsharded(tmp_path, version):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
            "PYTHONPATH": str(HERE.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-           "--master_port", port, str(HERE), "fsdp-worker", str(tmp_path)]
+           "--master_port", port, str(HERE), "fsdp-worker", str(tmp_path), str(version)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
@@ -329,6 +341,6 @@ def _accelerate_worker(out: str) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE.parent.parent))
     if sys.argv[1] == "fsdp-worker":
-        _fsdp_worker(sys.argv[2])
+        _fsdp_worker(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "accelerate-worker":
         _accelerate_worker(sys.argv[2])

@@ -541,9 +541,9 @@ def _replay_model(trainer):
       ``ds3_gather_for_generation=False``, each module would fetch its shards in every forward, a collective, and
       the replay's number of forwards and head calls differs between ranks: it would deadlock.)
     * TRL's ``summon_full_params(model_wrapped, recurse=False)`` (FSDP v1): the root's own parameters (embedding,
-      final norm, LM head) whole; each wrapped layer gathers its shards in its forward. FSDP v2: the root module's
-      ``unshard()`` / ``reshard()`` (torch's API), since the replay calls the decoder and the head directly and the
-      root's forward hook never runs.
+      final norm, LM head) whole; each wrapped layer gathers its shards in its forward. FSDP v2 (where TRL's summon
+      is a no-op): the root module's ``unshard()`` with ``set_reshard_after_forward(False, recurse=False)``, then
+      ``reshard()`` (torch's API), since the replay calls the decoder and the head directly, not the root's forward.
     * Under FSDP a layer's forward is a collective, so every rank must run as many decoder passes: ``sync_passes``
       (``n -> max over ranks``) lets :func:`~mrtpo_sdk.replay.replay_relevance` pad the less busy ranks with
       one-token dummy passes. None otherwise.
@@ -574,11 +574,15 @@ def _replay_model(trainer):
     ):
         fsdp2 = fsdp and getattr(dist, "fsdp_version", None) == 2 and hasattr(wrapped, "unshard")
         if fsdp2:
+            # the root's own parameters stay whole across the replay's root forwards (head calls); restored after
+            wrapped.set_reshard_after_forward(False, recurse=False)
             wrapped.unshard()
         try:
             yield model, sync_passes
         finally:
             if fsdp2:
+                plugin = getattr(trainer.accelerator.state, "fsdp_plugin", None)
+                wrapped.set_reshard_after_forward(bool(getattr(plugin, "reshard_after_forward", True)), recurse=False)
                 wrapped.reshard()
 
 
