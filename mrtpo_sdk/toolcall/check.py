@@ -28,7 +28,8 @@ Two semantics (``semantics=``; the table of every difference is in ``docs/bfcl.m
   (as in JSON Schema); a parameter given its documented default (the doc's ``"default"`` or a description's
   ``Default is 'cm'.`` / ``defaults to 120``) counts as left out, and an optional parameter left out counts as its
   documented default; strings must also agree on their numbers (sign and decimal point) and powers (``**``/``^``),
-  which BFCL's normal form erases (``"1.5"`` = ``"15"``, ``"x**2"`` = ``"x*2"`` officially).
+  which BFCL's normal form erases (``"1.5"`` = ``"15"``, ``"x**2"`` = ``"x*2"`` officially); and the possible
+  answers of :data:`DATA_FIXES` (slips in BFCL's data that pay a wrong set of calls) are corrected.
 """
 
 from __future__ import annotations
@@ -175,6 +176,48 @@ def _answer_type(acceptable: Sequence[Any]) -> type | None:
     return None
 
 
+_SLIP_178 = [
+    {"get_stock_price": {"company_name": ["Microsoft", "Apple"], "date": ["2022-01-01", "01/01/2022", "Jan.1,2022"],
+                         "exchange": ["NASDAQ", ""]}},
+    {"get_stock_price": {"company_name": ["Microsoft"], "date": ["2022-02-01", "02/01/2022", "Feb.1,2022"],
+                         "exchange": ["NASDAQ", ""]}},
+    {"get_stock_price": {"company_name": ["Apple"], "date": ["2022-01-01", "01/01/2022", "Jan.1,2022"],
+                         "exchange": ["NASDAQ", ""]}},
+    {"get_stock_price": {"company_name": ["Apple"], "date": ["2022-02-01", "02/01/2022", "Feb.1,2022"],
+                         "exchange": ["NASDAQ", ""]}},
+]  # fmt: skip
+
+#: Slips in BFCL's possible answers that pay a wrong set of calls, corrected under ``training`` semantics only
+#: (``official`` checks the data as published): ``id -> (possible answer as published, corrected)``. Matched by the
+#: answer's content, so a fix applies to the committed subset and the installed ``bfcl_eval`` data alike, and no
+#: longer applies once BFCL corrects its data. One row each in docs/bfcl.md.
+DATA_FIXES: dict[str, tuple[list, list]] = {
+    # "Microsoft and Apple on 2022-01-01 and 2022-02-01": the first expected call also accepts Apple for 2022-01-01,
+    # so Apple/2022-01-01 twice (and no Microsoft/2022-01-01) fills all four expected calls
+    "parallel_178": (_SLIP_178, [{"get_stock_price": {**_SLIP_178[0]["get_stock_price"], "company_name": ["Microsoft"]}},
+                                 *_SLIP_178[1:]]),
+}
+_FIX_NAMES = {next(iter(published[0])) for published, _ in DATA_FIXES.values()}
+
+
+def _canonical(answer: Any) -> str:
+    import json
+
+    return json.dumps(answer, sort_keys=True, default=str)
+
+
+_FIXED = {_canonical(published): fixed for published, fixed in DATA_FIXES.values()}
+
+
+def corrected_answer(possible_answer: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """``possible_answer``, or its correction when it is one of :data:`DATA_FIXES` (``training`` semantics)."""
+    if not possible_answer or not isinstance(possible_answer[0], Mapping) or not possible_answer[0]:
+        return possible_answer
+    if next(iter(possible_answer[0])) not in _FIX_NAMES:
+        return possible_answer
+    return _FIXED.get(_canonical(list(possible_answer)), possible_answer)
+
+
 def check_calls(
     functions: Sequence[Mapping[str, Any]],
     calls: Sequence[ToolCall],
@@ -198,6 +241,8 @@ def check_calls(
             ``semantics`` is not one of :data:`SEMANTICS`.
     """
     _check_semantics(semantics)
+    if semantics == "training":
+        possible_answer = corrected_answer(possible_answer)
     docs = {f.get("name"): f for f in functions}
     expected = [next(iter(a.items())) for a in possible_answer]
     for name, _ in expected:

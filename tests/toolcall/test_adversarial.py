@@ -265,6 +265,37 @@ def test_parallel_calls_paired_one_to_one():
     assert check_calls(e.functions, calls[::-1], e.possible_answer, "official").correct
 
 
+def test_parallel_178_data_slip_pays_a_wrong_call_set_officially_only():
+    """Trial finding: parallel_178's first expected call accepts "Microsoft" or "Apple" for 2022-01-01 (a slip in
+    BFCL's data), so Apple/2022-01-01 twice and no Microsoft/2022-01-01 passed in both semantics; training checks
+    the corrected answer (DATA_FIXES), official the data as published."""
+    import json
+
+    from mrtpo_sdk.toolcall import ast_correct
+    from mrtpo_sdk.toolcall.check import DATA_FIXES, corrected_answer
+
+    e = BY_ID["parallel_178"]
+    assert e.possible_answer == DATA_FIXES["parallel_178"][0]  # the bundled line is the published one
+
+    def call(company, date):
+        args = {"company_name": company, "date": date, "exchange": "NASDAQ"}
+        return "<tool_call>\n" + json.dumps({"name": "get_stock_price", "arguments": args}) + "\n</tool_call>"
+
+    wrong = "<think>\nFour prices.\n</think>\n" + "\n".join(
+        [call("Apple", "2022-01-01"), call("Microsoft", "2022-02-01"), call("Apple", "2022-01-01"),
+         call("Apple", "2022-02-01")])
+    assert ast_correct(e.functions, e.possible_answer, wrong, "official") is True
+    assert ast_correct(e.functions, e.possible_answer, wrong) is False
+    right = TASK.reference_completion(e)
+    assert ast_correct(e.functions, e.possible_answer, right) and ast_correct(e.functions, e.possible_answer, right,
+                                                                               "official")
+    calls = list(reversed(parse_tool_response(right).calls))  # any order of the four right calls, under training
+    assert check_calls(e.functions, calls, e.possible_answer).correct
+    assert corrected_answer(e.possible_answer)[0]["get_stock_price"]["company_name"] == ["Microsoft"]
+    other = BY_ID["parallel_72"].possible_answer if "parallel_72" in BY_ID else []
+    assert corrected_answer(other) is other  # every other answer is left as it is
+
+
 # --------------------------------------------------------------------------- choosing and reporting the semantics
 
 
