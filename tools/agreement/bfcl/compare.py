@@ -1,6 +1,6 @@
 """Compare our checker's verdicts with the official BFCL checker's (step 3; project venv, offline).
 
-    python benchmarks/bfcl_agreement/compare.py [--verdicts benchmarks/bfcl_agreement/verdicts.jsonl.gz]
+    python tools/agreement/bfcl/compare.py [--verdicts tests/data/bfcl_agreement_verdicts.jsonl.gz]
         [--semantics official|training]
 
 Prints the agreement overall, per category and per perturbation kind, and every disagreement (id, kind, both
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from mrtpo_sdk.toolcall import CATEGORIES, SEMANTICS, check_calls, load_bfcl, parse_tool_response
 
-ROOT = Path(__file__).resolve().parents[2]
-VERDICTS = Path(__file__).with_name("verdicts.jsonl.gz")
+ROOT = Path(__file__).resolve().parents[3]
+VERDICTS = ROOT / "tests" / "data" / "bfcl_agreement_verdicts.jsonl.gz"
 
 
 def our_verdict(example, response: str, semantics: str = "official") -> tuple[bool, str]:

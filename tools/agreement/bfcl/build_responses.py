@@ -6,10 +6,10 @@ function, missing / extra / renamed parameter, wrong type, int/float/bool/str va
 omitted optional parameters, string case/spacing variants, wrong values, dropped or duplicated calls, and (for
 irrelevance) no call vs a call. Each response is written in the task's output format (think block + call blocks).
 
-    python benchmarks/bfcl_agreement/build_responses.py [--out /tmp/bfcl_agreement/responses.jsonl]
+    python tools/agreement/bfcl/build_responses.py [--out /tmp/bfcl_agreement/responses.jsonl]
 
 Nothing here decides correctness: the verdicts come from the official checker (``official_verdicts.py``) and from
-ours (``compare.py`` / ``tests/toolcall/test_agreement.py``).
+ours (``compare.py`` / ``tests/toolcall/test_bfcl_agreement.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mrtpo_sdk.toolcall import CATEGORIES, ToolCall, load_bfcl, reference_calls, render_calls
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PER_EXAMPLE = 14
 CALL_LEVEL = {"reference", "reorder_reverse", "reorder_rotate", "reorder_permutation", "drop_call", "no_call"}
 THINK = "I pick the function and fill its arguments from the request."

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Rebuild benchmarks/bfcl_agreement/verdicts.jsonl.gz: perturbed responses (project venv), the official BFCL
+# Rebuild tests/data/bfcl_agreement_verdicts.jsonl.gz: perturbed responses (project venv), the official BFCL
 # checker's verdicts (a separate venv under /tmp: bfcl_eval pins numpy==1.26.4 and imports every API client), then
 # our agreement figures. Needs PyPI for the separate venv; the result is committed and CI only runs the comparison.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OFFICIAL=${BFCL_OFFICIAL_VENV:-/tmp/bfcl-official}
 if [ ! -x "$OFFICIAL/bin/python" ]; then
   python3 -m venv "$OFFICIAL"
@@ -15,7 +15,7 @@ if [ ! -x "$OFFICIAL/bin/python" ]; then
     boto3 beautifulsoup4 html2text rank_bm25==0.2.2 google-search-results networkx==3.3 filelock==3.20.0 \
     huggingface_hub soundfile
 fi
-python benchmarks/bfcl_agreement/build_responses.py --out /tmp/bfcl_agreement/responses.jsonl
-"$OFFICIAL/bin/python" benchmarks/bfcl_agreement/official_verdicts.py \
-  --responses /tmp/bfcl_agreement/responses.jsonl --out benchmarks/bfcl_agreement/verdicts.jsonl.gz
-python benchmarks/bfcl_agreement/compare.py
+python tools/agreement/bfcl/build_responses.py --out /tmp/bfcl_agreement/responses.jsonl
+"$OFFICIAL/bin/python" tools/agreement/bfcl/official_verdicts.py \
+  --responses /tmp/bfcl_agreement/responses.jsonl --out tests/data/bfcl_agreement_verdicts.jsonl.gz
+python tools/agreement/bfcl/compare.py

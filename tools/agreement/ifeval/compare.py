@@ -1,6 +1,6 @@
 """Print per-type agreement between our checkers and the committed lm-eval IFEval verdicts.
 
-python benchmarks/ifeval_agreement/compare.py [tests/instructions/data/ifeval_agreement.jsonl]
+python tools/agreement/ifeval/compare.py [tests/data/ifeval_agreement.jsonl]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mrtpo_sdk.instructions import check
 
-DEFAULT = Path(__file__).parents[2] / "tests" / "instructions" / "data" / "ifeval_agreement.jsonl"
+DEFAULT = Path(__file__).parents[3] / "tests" / "data" / "ifeval_agreement.jsonl"
 
 
 def main(path: Path) -> None:

@@ -4,7 +4,7 @@ BFCL (gorilla / berkeley-function-call-leaderboard) is Apache-2.0; the subset ke
 lines unchanged, only fewer of them. Run in any environment where ``bfcl_eval`` is installed (data only is enough:
 ``pip install --no-deps bfcl-eval==2026.3.23``)::
 
-    python benchmarks/bfcl_agreement/extract_subset.py [--source DIR] [--out tasks/data/bfcl]
+    python tools/data/bfcl/extract_subset.py [--source DIR] [--out tasks/data/bfcl]
 
 Selection (deterministic): per category, the examples whose function docs take at most ``MAX_FUNCTION_CHARS``
 characters of JSON, ordered by the sha256 of their id, the first ``PER_CATEGORY[category]`` of them.
@@ -44,7 +44,7 @@ def _key(eid: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", type=Path, default=None, help="BFCL data dir (default: the installed bfcl_eval)")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "tasks" / "data" / "bfcl")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[3] / "tasks" / "data" / "bfcl")
     args = ap.parse_args(argv)
     src = args.source or Path(str(resources.files("bfcl_eval") / "data"))
     (args.out / "possible_answer").mkdir(parents=True, exist_ok=True)
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# BFCL v4 subset\n\n{total} questions and their possible answers, copied line for line from the data "
         f"files of `{VERSION}` (PyPI; https://github.com/ShishirPatil/gorilla, berkeley-function-call-leaderboard),\n"
         "licensed Apache-2.0 (Copyright the Gorilla / BFCL authors, UC Berkeley Sky Computing Lab).\n\n"
-        "Rebuild with `python benchmarks/bfcl_agreement/extract_subset.py` where `bfcl_eval` is installed.\n"
+        "Rebuild with `python tools/data/bfcl/extract_subset.py` where `bfcl_eval` is installed.\n"
         "Selection: per category, examples whose function docs are at most "
         f"{MAX_FUNCTION_CHARS} characters of JSON, first by sha256 of the id, plus {sorted(ALSO)}; counts: "
         + ", ".join(f"{c} {n}" for c, n in PER_CATEGORY.items())
