@@ -10,7 +10,7 @@ Sources, in order (see ``docs/bfcl.md``):
 1. an explicit directory (``--data PATH``);
 2. the installed ``bfcl_eval`` package (``pip install --no-deps bfcl-eval==2026.3.23``), read with
    :mod:`importlib.resources` — only its data files, none of its code;
-3. the subset committed under ``tasks/data/bfcl`` (built by ``benchmarks/bfcl_agreement/extract_subset.py``).
+3. the subset committed under ``tasks/data/bfcl`` (built by ``tools/data/bfcl/extract_subset.py``).
 """
 
 from __future__ import annotations

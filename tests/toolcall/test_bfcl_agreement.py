@@ -1,4 +1,4 @@
-"""Agreement with the official BFCL AST checker on the committed verdict file (built by benchmarks/bfcl_agreement).
+"""Agreement with the official BFCL AST checker on the committed verdict file (built by tools/agreement/bfcl).
 
 The verdicts were produced once, in a separate environment, by ``bfcl_eval``'s own decoder and checker; here our
 parser + checker judge the same responses offline. Every disagreement must be listed in docs/bfcl.md.
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compare(semantics):
-    spec = importlib.util.spec_from_file_location("bfcl_compare", ROOT / "benchmarks" / "bfcl_agreement" / "compare.py")
+    spec = importlib.util.spec_from_file_location("bfcl_compare", ROOT / "tools" / "agreement" / "bfcl" / "compare.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.compare(semantics=semantics)
