@@ -2,7 +2,7 @@
 
 Source: google-research IFEval as shipped in lm-eval's ``ifeval`` task (``instructions.py``, ``instructions_util.py``,
 ``utils.py``); every checker below was written from that behaviour and is compared with it on a generated corpus
-(``benchmarks/ifeval_agreement``, ``tests/instructions/test_agreement.py``). Deviations, each documented in
+(``tools/agreement/ifeval``, ``tests/instructions/test_agreement.py``). Deviations, each documented in
 ``docs/instruction_following.md``:
 
 * keywords, forbidden words, postscript markers and section splitters are matched literally (``re.escape``); the

@@ -1,6 +1,6 @@
 """Agreement with lm-eval's IFEval checkers (strict) on the committed corpus of (constraint, response) pairs.
 
-The corpus and the reference verdicts come from benchmarks/ifeval_agreement (lm-eval runs once, outside the project's
+The corpus and the reference verdicts come from tools/agreement/ifeval (lm-eval runs once, outside the project's
 environment). Every disagreement must belong to a documented deviation (docs/instruction_following.md).
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from mrtpo_sdk.instructions import check, constraint_ids
 
-DATA = Path(__file__).parent / "data" / "ifeval_agreement.jsonl"
+DATA = Path(__file__).parents[1] / "data" / "ifeval_agreement.jsonl"
 DOCUMENTED = {"regex_metacharacters_in_kwargs", "json_nesting_depth"}
 
 
