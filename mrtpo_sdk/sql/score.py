@@ -275,6 +275,16 @@ def selects_only_constants(query: str, reference: str) -> bool:
 TYPED_IN_SHARE = 0.5
 
 
+_WRITTEN_LITERAL = re.compile(r"'((?:[^']|'')*)'|(?<![\w.])(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w.])")
+
+
+def _number(text: str) -> object:
+    try:
+        return _norm_value(float(text))
+    except ValueError:
+        return None
+
+
 def _norm_value(value: object) -> object:
     """A literal or a result cell as compared by :func:`typed_in_filter_values` (text case-folded and stripped;
     numbers as floats; ``None`` for anything else)."""
@@ -357,8 +367,12 @@ def typed_in_filter_values(query: str, reference: str, gold_rows: Sequence[tuple
     """
     if not gold_rows or not isinstance(query, str) or not isinstance(reference, str):
         return False
-    if "'" not in query and '"' not in query and not any(c.isdigit() for c in query):
-        return False  # no literal at all: nothing typed in
+    gold_values = {_norm_value(v) for r in gold_rows for v in r}
+    # cheap test first (no parse): does any string or number written in the query equal a value of the result?
+    written = {_norm_value(m.group(1).replace("''", "'")) if m.group(1) is not None else _number(m.group(2))
+               for m in _WRITTEN_LITERAL.finditer(query)}
+    if not written & gold_values:
+        return False
     ref = _reference_literals(reference)
     if ref is None:
         return False
@@ -371,7 +385,6 @@ def typed_in_filter_values(query: str, reference: str, gold_rows: Sequence[tuple
         return False
     if tree is None:
         return False
-    gold_values = {_norm_value(v) for r in gold_rows for v in r}
     typed = {v for v in _filter_literals(tree) if v not in ref_values and v in gold_values}
     if len(typed) <= ref_filters:
         return False
