@@ -137,7 +137,7 @@ def _near_copies(tokens: list, echo_words: list[str], budget: int) -> list[tuple
         best = _align(tokens, lo, hi, echo_words, budget)
         if best is None:
             continue
-        start, stop, cost = best
+        start, stop, _ = best
         if any(taken[start:stop]):
             continue
         for k in range(start, stop):
@@ -193,7 +193,9 @@ def remove_echoes(text: str, echoes: Iterable[str]) -> str:
     than 4 words are cut only when copied exactly."""
     key = tuple(e for e in echoes if isinstance(e, str))
     # a text over MAX_TRAINING_CHARS follows nothing anyway: exact copies only (bounded time)
-    return _remove_echoes(text, key) if len(text) <= MAX_TRAINING_CHARS else _remove_echoes.__wrapped__(text, key, False)
+    if len(text) > MAX_TRAINING_CHARS:
+        return _remove_echoes.__wrapped__(text, key, False)
+    return _remove_echoes(text, key)
 
 
 @functools.lru_cache(maxsize=64)  # one completion is checked against each of its example's constraints

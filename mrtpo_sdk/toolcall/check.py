@@ -194,8 +194,10 @@ _SLIP_178 = [
 DATA_FIXES: dict[str, tuple[list, list]] = {
     # "Microsoft and Apple on 2022-01-01 and 2022-02-01": the first expected call also accepts Apple for 2022-01-01,
     # so Apple/2022-01-01 twice (and no Microsoft/2022-01-01) fills all four expected calls
-    "parallel_178": (_SLIP_178, [{"get_stock_price": {**_SLIP_178[0]["get_stock_price"], "company_name": ["Microsoft"]}},
-                                 *_SLIP_178[1:]]),
+    "parallel_178": (
+        _SLIP_178,
+        [{"get_stock_price": {**_SLIP_178[0]["get_stock_price"], "company_name": ["Microsoft"]}}, *_SLIP_178[1:]],
+    ),
 }
 _FIX_NAMES = {next(iter(published[0])) for published, _ in DATA_FIXES.values()}
 
