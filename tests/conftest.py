@@ -1,5 +1,8 @@
-"""Shared test settings: the one tiny embedded-policy configuration the trainer tests build their policy from, and
-``local_model``: a tiny model folder on disk, as a user's own checkpoint (``--model PATH``, TRL scripts).
+"""Shared test settings: the one tiny embedded-policy configuration the trainer tests build their policy from,
+``local_model``: a tiny model folder on disk, as a user's own checkpoint (``--model PATH``, TRL scripts), and
+``shared_cache``: one ``MRTPO_SDK_CACHE_DIR`` for the whole run (``session_cache_dir``), so that an embedded policy
+(same task, seed and preset) is built once per run and loaded from the cache after; tests of the cache itself
+(``tests/policy/test_default_policy.py``) and a test that needs an empty cache keep a folder of their own.
 
 ``from .conftest import TINY_POLICY`` (``DefaultPolicyConfig(**TINY_POLICY)``); tests that need other sizes (the
 replay's architecture sweep, the policy's own tests) keep theirs next to the test.
@@ -12,6 +15,19 @@ TINY_POLICY = dict(
 
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def session_cache_dir(tmp_path_factory):
+    """The cache root (``MRTPO_SDK_CACHE_DIR``) shared by every test of the run: embedded policies, built databases."""
+    return tmp_path_factory.mktemp("mrtpo-sdk-cache")
+
+
+@pytest.fixture
+def shared_cache(session_cache_dir, monkeypatch):
+    """``MRTPO_SDK_CACHE_DIR`` set to the run's shared cache for one test; returns the folder."""
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(session_cache_dir))
+    return session_cache_dir
 
 
 @pytest.fixture

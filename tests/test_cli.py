@@ -15,8 +15,8 @@ SQL_TASK = str(ROOT / "tasks" / "sql.py")
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+def isolated_cache(shared_cache):
+    """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
 
 
 def error_line(capsys):
@@ -111,7 +111,7 @@ def test_train_sql_end_to_end(tmp_path, algo):
         "--max_steps", "2", "--output_dir", str(out),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                          env={**__import__("os").environ, "MRTPO_SDK_CACHE_DIR": str(tmp_path / "cache")})
+                          env={**__import__("os").environ})  # the shared cache
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "trained 2 steps" in proc.stdout
     every = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

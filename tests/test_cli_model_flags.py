@@ -17,8 +17,8 @@ SMALL = ["--per_device_train_batch_size", "8", "--max_completion_length", "8", "
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+def isolated_cache(shared_cache):
+    """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
 
 
 def error_line(capsys):

@@ -31,8 +31,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+def isolated_cache(shared_cache):
+    """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
 
 
 @verifier

@@ -58,8 +58,8 @@ TINY_RUN = ["--policy_preset", "tiny", "--per_device_train_batch_size", "8", "--
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+def isolated_cache(shared_cache):
+    """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
 
 
 def error_line(capsys):
@@ -143,7 +143,7 @@ def test_kill_and_resume_loses_nothing(tmp_path):
     task_file = tmp_path / "letters_dev.py"
     task_file.write_text(LETTERS_WITH_DEV)
     out = tmp_path / "run"
-    env = {**os.environ, "MRTPO_SDK_CACHE_DIR": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # MRTPO_SDK_CACHE_DIR: the shared cache
     steps = 40
     flags = ["--max_steps", str(steps), "--save_strategy", "steps", "--save_steps", "2", "--eval_steps", "10",
              "--log_samples_steps", "3"]
@@ -320,7 +320,8 @@ def test_yaml_eval_keys_are_seen_by_the_presets(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- 4. runs that did not train fail
-def test_too_few_examples(tmp_path, capsys):
+def test_too_few_examples(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))  # its own, empty: nothing may be built
     p = tmp_path / "small.py"
     p.write_text(textwrap.dedent("""
         from mrtpo_sdk import Result, Task, verifier

@@ -70,8 +70,7 @@ def error_lines(capsys) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+def isolated(shared_cache, monkeypatch):  # the run's shared cache (tests/conftest.py)
     monkeypatch.delenv("MRTPO_DEBUG", raising=False)
 
 
