@@ -6,7 +6,8 @@ IFBench-style types in the ``unseen`` split). Verifier ``constraint_j`` scores t
 returns ``None`` when the example has fewer than j constraints; ``ifeval_accuracy`` also reports IFEval's own
 (``official``) verdicts, strict and loose. The
 information is already in the prompt (spec §3): ``P_all = P_0`` and ``P_\\k`` is the prompt with constraint k's
-sentence left out.
+sentence left out. The prompt is one user message, so that a chat model (and the embedded policy) reads it through
+its chat template.
 
 Data: ``tasks/data/instruction_following/{train,validation,unseen}.jsonl`` (made by ``make_data.py`` there);
 ``--data FILE.jsonl`` reads the IFEval / RLVR-IF format (``prompt``, ``instruction_id_list``, ``kwargs``) and locates
@@ -43,7 +44,12 @@ def examples(split: str = "train", data: str | None = None):
 
 
 def prompt(example):
-    return example.prompt
+    return [{"role": "user", "content": example.prompt}]
+
+
+def prompt_without_constraint(example, verifier_name):
+    """``P_\\k``: the prompt (one user message) without the sentence of constraint slot ``verifier_name``."""
+    return [{"role": "user", "content": prompt_without(example, verifier_name)}]
 
 
 def reference(example):
@@ -58,7 +64,7 @@ task = Task(
     verifiers=constraint_verifiers(MAX_CONSTRAINTS),
     reference=reference,
     block_placement="in-prompt",
-    prompt_without=prompt_without,
+    prompt_without=prompt_without_constraint,
     metrics=ifeval_accuracy(),
     eval_split="validation",
 )

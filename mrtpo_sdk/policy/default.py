@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import cache_root
+from ..errors import MRTPOError
 from ..prompting import encode_prompt
 
 __all__ = [
@@ -295,11 +296,25 @@ def build_model(tokenizer, config: DefaultPolicyConfig | None = None):
 # --------------------------------------------------------------------------------------
 
 
-def _sft_dataset(sft_pairs: Sequence[tuple[list[dict], str]]):
+def _sft_dataset(sft_pairs: Sequence[tuple[list[dict] | str, str]]):
+    """TRL prompt-completion rows: conversational for chat-message prompts, plain text for text prompts (as TRL
+    samples each kind). One warm start holds one kind.
+
+    Raises:
+        MRTPOError: the pairs mix text and chat prompts.
+    """
     from datasets import Dataset
 
+    kinds = {isinstance(messages, str) for messages, _ in sft_pairs}
+    if len(kinds) > 1:
+        raise MRTPOError(
+            "the warm start got both text prompts and chat-message prompts; a task's prompt (and prompt_without) "
+            "must return one kind"
+        )
     rows = [
-        {
+        {"prompt": messages, "completion": str(completion)}
+        if isinstance(messages, str)
+        else {
             "prompt": [{"role": str(m["role"]), "content": str(m["content"])} for m in messages],
             "completion": [{"role": "assistant", "content": str(completion)}],
         }
@@ -311,14 +326,15 @@ def _sft_dataset(sft_pairs: Sequence[tuple[list[dict], str]]):
 def warm_start(
     model,
     tokenizer,
-    sft_pairs: Sequence[tuple[list[dict], str]],
+    sft_pairs: Sequence[tuple[list[dict] | str, str]],
     config: DefaultPolicyConfig | None = None,
     output_dir: str | os.PathLike | None = None,
 ):
     """Supervised warm start with TRL's ``SFTTrainer`` (completion-only loss).
 
-    ``sft_pairs`` are ``(prompt chat messages, reference completion)``; each becomes a
-    conversational prompt-completion example whose completion is the assistant message.
+    ``sft_pairs`` are ``(prompt, reference completion)``; a chat-message prompt becomes a conversational
+    prompt-completion example whose completion is the assistant message, a text prompt a plain-text one (the
+    completion follows the raw prompt, as TRL samples text prompts).
     Trains in place and returns ``model`` (in eval mode). The trainer's log history is
     attached as ``model._mrtpo_sft_log_history`` for reporting.
     ``output_dir`` defaults to a temporary directory (nothing is written to the CWD).
@@ -400,9 +416,9 @@ def _accelerator_available() -> bool:
     return torch.cuda.is_available()
 
 
-def completion_nll(model, tokenizer, sft_pairs: Sequence[tuple[list[dict], str]], batch_size: int = 8) -> float:
+def completion_nll(model, tokenizer, sft_pairs: Sequence[tuple[list[dict] | str, str]], batch_size: int = 8) -> float:
     """Mean per-token negative log-likelihood of the reference completions (incl. ``<|im_end|>``)
-    given the chat-templated prompts, i.e. the quantity the warm start minimises."""
+    given the prompts as sampling encodes them, i.e. the quantity the warm start minimises."""
     import torch
 
     was_training = model.training
@@ -462,7 +478,7 @@ def _library_versions() -> dict[str, str]:
 
 def cache_key(
     texts: Sequence[str],
-    sft_pairs: Sequence[tuple[list[dict], str]],
+    sft_pairs: Sequence[tuple[list[dict] | str, str]],
     config: DefaultPolicyConfig,
 ) -> str:
     """Hex digest identifying a build: inputs, settings, library versions, recipe version."""
@@ -480,7 +496,10 @@ def cache_key(
         feed(t)
     h.update(b"pairs")
     for messages, completion in sft_pairs:
-        feed([[{"role": m["role"], "content": m["content"]} for m in messages], completion])
+        if isinstance(messages, str):
+            feed([messages, completion])  # a text prompt (taught raw); chat prompts keep their old keys
+        else:
+            feed([[{"role": m["role"], "content": m["content"]} for m in messages], completion])
     return h.hexdigest()
 
 
@@ -513,7 +532,7 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
 def default_policy(
     task_name: str,
     texts: Sequence[str],
-    sft_pairs: Sequence[tuple[list[dict], str]],
+    sft_pairs: Sequence[tuple[list[dict] | str, str]],
     config: DefaultPolicyConfig | None = None,
     cache_dir: Path | None = None,
     rebuild: bool = False,

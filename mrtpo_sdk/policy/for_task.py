@@ -38,9 +38,10 @@ def check_policy_preset(preset: str) -> dict[str, Any]:
 
 def policy_corpus(
     task: Any, examples: Sequence[Any], *, block_contexts: bool = False
-) -> tuple[list[str], list[tuple[list[dict], str]]]:
+) -> tuple[list[str], list[tuple[list[dict] | str, str]]]:
     """Text the embedded tokenizer must cover (prompts, references, their blocks) and the (prompt, reference)
-    pairs of the warm start. A text prompt is taught as one user message. With ``block_contexts`` (``sft_block_contexts``), each
+    pairs of the warm start. Each prompt is taught as sampling sees it: chat messages through the chat template, a
+    text prompt as raw text (TRL samples a text prompt without the template). With ``block_contexts`` (``sft_block_contexts``), each
     reference is also taught after ``P_all``, its prompt with its own non-empty blocks appended (tasks with
     ``block_placement="append"``).
 
@@ -54,12 +55,11 @@ def policy_corpus(
         MRTPOError: the task declares no ``reference`` (or a verifier breaks its contract on a reference).
     """
     texts: list[str] = []
-    pairs: list[tuple[list[dict], str]] = []
+    pairs: list[tuple[list[dict] | str, str]] = []
     for ex in examples:
-        prompt = task.rollout_prompt(ex)
-        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        messages = task.rollout_prompt(ex)
         ref = task.reference_completion(ex)
-        texts.extend(m["content"] for m in messages)
+        texts.extend(_prompt_texts(messages))
         texts.append(ref)
         blocks = ["" if r is None else r.block for r in task.score(ex, ref)]
         texts.extend(b for b in blocks if b)
@@ -67,13 +67,16 @@ def policy_corpus(
         if block_contexts and task.block_placement == "append" and any(blocks):
             pairs.append((task.with_blocks(messages, blocks), ref))
     for ex in warm_start_extras(task, examples):
-        prompt = task.rollout_prompt(ex)
-        messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        messages = task.rollout_prompt(ex)
         ref = task.reference_completion(ex)
-        texts.extend(m["content"] for m in messages)
+        texts.extend(_prompt_texts(messages))
         texts.append(ref)
         pairs.append((messages, ref))
     return texts, pairs
+
+
+def _prompt_texts(prompt: list[dict] | str) -> list[str]:
+    return [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
 
 
 def warm_start_extras(task: Any, examples: Sequence[Any]) -> list[Any]:

@@ -75,9 +75,12 @@ def test_replay_contexts_leave_out_exactly_one_constraint_sentence(task, splits)
     ex = next(e for e in splits["train"] if len(e.constraints) == 3)
     blocks = [r.block if r else "" for r in task.score(ex, task.reference_completion(ex))]
     p0 = task.rollout_prompt(ex)
+    assert p0 == [{"role": "user", "content": ex.prompt}]  # one user message: read through the chat template
     for k in range(3):
         p_all, p_k = task.replay_prompts(ex, blocks, k)
         assert p_all == p0  # in-prompt: the information is already there
+        assert [m["role"] for m in p_k] == ["user"]
+        p_all, p_k = p_all[0]["content"], p_k[0]["content"]
         sentence = ex.sentence(k)
         assert sentence and sentence not in p_k
         assert len(p_all) - len(p_k) == len(sentence) + 1  # the sentence and one separator
@@ -124,7 +127,8 @@ def test_data_flag_reads_ifeval_jsonl_and_warns_about_unlocated_constraints(task
     err = capsys.readouterr().err
     assert "1 constraint(s) in 1 example(s) could not be located" in err and "['2']" in err
     rain, snow = examples
-    assert task.replay_prompts(rain, ["x", "", "", ""], 0) == (rain.prompt, "Write a haiku about rain.")
+    user = lambda text: [{"role": "user", "content": text}]  # noqa: E731
+    assert task.replay_prompts(rain, ["x", "", "", ""], 0) == (user(rain.prompt), user("Write a haiku about rain."))
     assert task.score(snow, '"Snow falls."')[0].block == ""  # unlocated: no block, never replayed
     assert task.score(snow, '"Snow falls."')[0].reward == 1.0
     assert task.score(rain, task.reference_completion(rain))[0].reward == 1.0

@@ -21,6 +21,7 @@ from mrtpo_sdk.policy import (
     read_manifest,
     warm_start,
 )
+from mrtpo_sdk import MRTPOError
 from mrtpo_sdk.policy.default import MANIFEST_NAME
 
 SYSTEM = "You translate questions into SQLite queries."
@@ -332,3 +333,25 @@ def test_default_cache_dir_env(monkeypatch, tmp_path):
     monkeypatch.delenv("MRTPO_SDK_CACHE_DIR")
     assert default_cache_dir().name == "policies"
     assert "mrtpo-sdk" in str(default_cache_dir())
+
+
+def test_text_prompts_are_taught_raw_as_sampling_sees_them(tokenizer, tmp_path):
+    """A text prompt is sampled without the chat template (TRL), so the warm start teaches it raw: the references
+    become likely after the raw prompt — more than after the same text wrapped as a user message."""
+    from mrtpo_sdk.policy.default import _sft_dataset
+
+    text_pairs = [(msgs[-1]["content"], completion) for msgs, completion in PAIRS]
+    rows = _sft_dataset(text_pairs[:2])
+    assert rows[0]["prompt"] == text_pairs[0][0] and rows[0]["completion"] == text_pairs[0][1]
+    with pytest.raises(MRTPOError, match="one kind"):
+        _sft_dataset([text_pairs[0], PAIRS[1]])
+    cfg = dataclasses.replace(TINY, sft_max_steps=40, sft_epochs=10.0, sft_learning_rate=1e-2)
+    as_chat = [([{"role": "user", "content": p}], c) for p, c in text_pairs]
+    nll = {}
+    for taught, pairs in (("raw", text_pairs), ("chat", as_chat)):
+        model = build_model(tokenizer, cfg)
+        warm_start(model, tokenizer, pairs, cfg, output_dir=tmp_path / f"sft-{taught}")
+        nll[taught] = (completion_nll(model, tokenizer, text_pairs[:8]), completion_nll(model, tokenizer, as_chat[:8]))
+    # (NLL after the raw prompt, NLL after the chat-wrapped prompt): each warm start favours what it was taught
+    assert nll["raw"][0] < nll["raw"][1] and nll["chat"][1] < nll["chat"][0], nll
+    assert cache_key(TEXTS, text_pairs, cfg) != cache_key(TEXTS, as_chat, cfg)
