@@ -413,6 +413,27 @@ def prefix_cache_support(model: Any) -> str | None:
     return None
 
 
+def _fork_cache(cache: Any, rows: int) -> Any:
+    """A cache for ``rows`` rows that continues ``cache``, which stays as it is (transformers'
+    ``batch_repeat_interleave`` on a copy).
+
+    Plain and sliding-window ``DynamicCache`` layers (the only kinds the prefix-shared path accepts) never write
+    into their tensors: ``update`` and ``batch_repeat_interleave`` assign new ones (``torch.cat``,
+    ``repeat_interleave``). So the copy is of the cache and layer objects only, sharing the key/value tensors (no
+    clone of the prefix per batch); anything else is ``copy.deepcopy``'d."""
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    layers = getattr(cache, "layers", None)
+    if isinstance(layers, list) and all(type(layer) in (DynamicLayer, DynamicSlidingWindowLayer) for layer in layers):
+        new = copy.copy(cache)
+        new.layers = [copy.copy(layer) for layer in layers]
+    else:
+        new = copy.deepcopy(cache)
+    if rows > 1:
+        new.batch_repeat_interleave(rows)
+    return new
+
+
 @dataclass
 class _Seq:
     ids: list[int]  # context + completion
@@ -463,7 +484,7 @@ class _Runner:
         if self.dry:
             self._forward(torch.empty((1, stop - start)), None, start, None)
             return None
-        new = self.new_cache() if cache is None else copy.deepcopy(cache)
+        new = self.new_cache() if cache is None else _fork_cache(cache, 1)
         x = torch.tensor([list(ids[start:stop])], dtype=torch.long, device=self.device)
         out = self._forward(x, None, start, new)
         got = _out_cache(out)
@@ -488,9 +509,7 @@ class _Runner:
             if cache is None:
                 batch_cache, attn = None, (None if bool(mask.all()) else mask)
             else:
-                batch_cache = copy.deepcopy(cache)
-                if len(batch) > 1:
-                    batch_cache.batch_repeat_interleave(len(batch))
+                batch_cache = _fork_cache(cache, len(batch))
                 attn = mask
             hidden = self._forward(ids, attn, plen, batch_cache).last_hidden_state
             for r, j in enumerate(batch):
@@ -691,6 +710,8 @@ def completion_hidden_states(
     for ctx, comp in zip(contexts, completions):
         if len(ctx) < 1:
             raise ValueError("every replay context must have at least one token")
+        # the whole completion, its last token included, although that token's output predicts nothing: a model
+        # whose attention is not causal (BERT-style heads built without is_decoder) would see every position change
         seqs.append(_Seq(ids=list(ctx) + comp.tolist(), start=len(ctx) - 1, n=int(comp.numel())))
     if not prefix_sharing:
         passes = math.ceil(len(seqs) / (max_rows or 8))
