@@ -349,6 +349,10 @@ class Task:
         warm_start_examples: ``fn(train_examples) -> extra examples`` taught (prompt -> ``reference``) in the embedded
             policy's supervised warm start only, after the training examples; never used for RL or evaluation
             (e.g. :func:`mrtpo_sdk.sql.synthetic.synthetic_examples`). ``None``: the warm start uses the training examples.
+        max_completion_length: the completion budget (tokens) the task's answers need; ``train``, ``eval`` and
+            ``compare`` use it where ``--max_completion_length`` is not given (the flag wins; an ``eval`` of a run
+            folder keeps the run's), instead of the preset's (64 for the embedded policy, TRL's 256 otherwise).
+            ``None``: the preset's.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
@@ -366,6 +370,7 @@ class Task:
     eval_split: str | None = "dev"
     metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
     warm_start_examples: Callable[[list[Any]], Iterable[Any]] | None = None
+    max_completion_length: int | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -395,6 +400,12 @@ class Task:
             )
         if self.metrics is not None and not callable(self.metrics):
             raise MRTPOError(f"{where}: metrics must be a function records -> {{name: value}}")
+        if self.max_completion_length is not None and (
+            isinstance(self.max_completion_length, bool)
+            or not isinstance(self.max_completion_length, int)
+            or self.max_completion_length < 1
+        ):
+            raise MRTPOError(f"{where}: max_completion_length must be a positive number of tokens or None")
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows

@@ -20,8 +20,8 @@ warm start (``warm_start_examples``) reads each training report and two drafts o
 broken with probability 0.75 in the few tokens it concerns (no title, another keyword, another closing phrase): a
 stand-in for a pretrained model that follows each instruction about half the time, so that RL has something to
 learn. Every algorithm starts from that same policy. Headline metrics: IFEval's prompt- and instruction-level strict
-accuracy. Completions need room: train with ``--max_completion_length 192`` (the embedded default of 64 tokens cuts
-every report before its closing phrase). See ``docs/results.md`` ("Long-form") for what it measured.
+accuracy. Completions need room: the task sets ``max_completion_length=192`` (the embedded default of 64 tokens
+would cut every report before its closing phrase). See ``docs/results.md`` ("Long-form") for what it measured.
 """
 
 import dataclasses
@@ -218,4 +218,5 @@ task = Task(
     metrics=ifeval_accuracy(),
     eval_split="validation",
     warm_start_examples=warm_start_examples,
+    max_completion_length=192,
 )

@@ -319,6 +319,28 @@ def test_yaml_eval_keys_are_seen_by_the_presets(tmp_path, monkeypatch):
     assert [r["step"] for r in read_metrics(tmp_path / "b" / "metrics.jsonl") if "eval/has_a" in r] == [1, 2]
 
 
+def test_the_task_max_completion_length_is_the_default_and_the_flag_wins(tmp_path, monkeypatch):
+    """Task(max_completion_length=N) replaces the preset's 64 tokens; --max_completion_length (or YAML) still wins."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "letters_len.py").write_text(LETTERS_WITH_DEV.replace('    eval_split="dev",\n',
+                                                                      '    eval_split="dev",\n    max_completion_length=5,\n'))
+    flags = ["--policy_preset", "tiny", "--per_device_train_batch_size", "8", "--max_steps", "1",
+             "--eval_strategy", "no"]
+    assert main(["train", "letters_len.py", *flags, "--output_dir", "task"]) == 0
+    info = json.loads((tmp_path / "task" / "run.json").read_text())
+    assert info["args"]["max_completion_length"] == 5
+    assert read_metrics(tmp_path / "task" / "metrics.jsonl")[0]["completions/max_length"] <= 5
+    assert main(["train", "letters_len.py", *flags, "--output_dir", "flag", "--max_completion_length", "7"]) == 0
+    assert json.loads((tmp_path / "flag" / "run.json").read_text())["args"]["max_completion_length"] == 7
+    (tmp_path / "l.yaml").write_text("max_completion_length: 6\n")
+    assert main(["train", "letters_len.py", *flags, "--output_dir", "yaml", "--config", "l.yaml"]) == 0
+    assert json.loads((tmp_path / "yaml" / "run.json").read_text())["args"]["max_completion_length"] == 6
+    with pytest.raises(MRTPOError, match="max_completion_length must be a positive number"):
+        load_task(str(tmp_path / "letters_len.py")).__class__(
+            name="x", examples=[{"id": "a"}], prompt=lambda ex: "p", verifiers=load_task("letters_len.py").verifiers,
+            max_completion_length=0)
+
+
 # ---------------------------------------------------------------- 4. runs that did not train fail
 def test_too_few_examples(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))  # its own, empty: nothing may be built

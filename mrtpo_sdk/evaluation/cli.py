@@ -46,8 +46,8 @@ def eval_parser() -> ArgumentParser:
         "--max_completion_length",
         type=int,
         default=None,
-        help="new tokens at most (default: train's: the run's own for a run folder, 64 for the embedded policy, 256 "
-        "for another --model)",
+        help="new tokens at most (default: train's: the run's own for a run folder, else the task's "
+        "max_completion_length if it sets one, else 64 for the embedded policy and 256 for another --model)",
     )
     p.add_argument("--batch_size", type=int, default=16, help="sequences per generate call (default 16)")
     p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy and of sampling (default 42, "
@@ -110,6 +110,8 @@ def eval_command(argv: list[str]) -> int:
     if run_args:  # a run folder of train: score it as it was trained (its sampling settings)
         defaults = {k: run_args.get(k, v) for k, v in defaults.items()}
     temperature = args.temperature if args.temperature is not None else float(defaults["temperature"])
+    if task.max_completion_length is not None and not run_args:  # a run folder keeps the length it trained with
+        defaults = {**defaults, "max_completion_length": task.max_completion_length}
     max_len = args.max_completion_length or int(defaults["max_completion_length"])
     if args.output_dir is not None:
         out_dir = Path(args.output_dir)

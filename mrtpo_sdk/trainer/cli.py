@@ -129,6 +129,8 @@ def train_command(rest: list[str]) -> int:
 
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    if task.max_completion_length is not None:  # the task's answers need this budget; the flag still wins
+        preset["max_completion_length"] = task.max_completion_length
     if task.eval_split is not None:
         data = _given(rest, file_values, "data")
         try:

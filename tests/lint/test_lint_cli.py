@@ -579,7 +579,7 @@ def test_bundled_tasks_are_linted_by_name(project, capsys):
     assert rc == 2
     assert out.splitlines()[0] == (
         "sqll:1:1: error: no such file or folder: sqll; pass a task file, a folder, or a bundled task's name "
-        "(sql, instruction_following, bfcl)"
+        "(sql, instruction_following, bfcl, long_form)"
     )
 
 
