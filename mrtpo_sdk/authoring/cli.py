@@ -62,7 +62,7 @@ def explain_parser() -> ArgumentParser:
         description="Show where each reward's credit lands on one completion: replay it with the policy under "
         "all blocks vs all but block k, and write an HTML page (one row per reward: tokens shaded by q_k,t, the "
         "block, the reward, w_k,t), a PNG heatmap and a JSON file with the concentration statistics (the smallest "
-        "share of tokens holding 80%% of each reward's distance). Every reward with a non-empty block is "
+        "share of tokens holding 80% of each reward's distance). Every reward with a non-empty block is "
         "replayed, whatever its group variance would be in training.",
     )
     p.add_argument("task", metavar="TASK_FILE", help="the task file (FILE.py, or FILE.py@name)")
