@@ -10,8 +10,10 @@ One run measures, on the same model and the same random batch:
 * ``update`` - the update's forward + backward on the same rollouts (per-token log-probs x advantages);
 
 as times, as ratios ``replay / (logp + update)``, with peak extra memory of each replay, and ``max |q_new -
-q_naive|``. The last output line is one JSON object (``naive_s``, ``new_s``, ``logp_s``, ``update_s``,
-``peak_extra_mib``, ``max_abs_q_diff``, ...).
+q_naive|``; for the two replays also CPU (process) time, robust to other work on a shared machine, split into
+decoder passes and head + JS, and the load average before and after. The last output line is one JSON object
+(``naive_s``, ``new_s``, ``logp_s``, ``update_s``, ``peak_extra_mib``, ``max_abs_q_diff``, ``naive_cpu_s``,
+``new_cpu_s``, ...). On CUDA the CPU times are the host's only.
 
 Shapes: with no arguments, on CUDA the anchor (Qwen2.5-0.5B-shaped, bf16, 8 prompts x 8 rollouts, prompt 256,
 blocks 64, response 256, K = 3, 20 % of pairs replayed); on CPU the same proportions scaled down (hidden 256,
@@ -20,7 +22,7 @@ around those values (prompts +-25 %, blocks 50-150 %, responses 25-100 % of the 
 Peak memory: on CUDA ``max_memory_allocated`` over the phase; on CPU each replay runs again in a fresh subprocess
 and its peak RSS growth is reported.
 
-    OMP_NUM_THREADS=2 python benchmarks/bench_replay.py
+    OMP_NUM_THREADS=1 python benchmarks/bench_replay.py
     python benchmarks/bench_replay.py --shape gpu --device cuda
 """
 
@@ -127,6 +129,27 @@ def _encode(prompts):
     return [[int(t) for t in p.split()] for p in prompts]
 
 
+class _DecoderClock:
+    """Wall and CPU seconds spent in the replay's decoder passes (``completion_hidden_states``); the rest of a
+    replay is the head + JS."""
+
+    def __init__(self):
+        import mrtpo_sdk.replay as replay
+
+        self.wall = self.cpu = 0.0
+        inner = replay.completion_hidden_states
+
+        def timed(*a, **k):
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                self.wall += time.perf_counter() - w
+                self.cpu += time.process_time() - c
+
+        replay.completion_hidden_states = timed
+
+
 def _replay(args, setup, variant):
     from mrtpo_sdk.replay import DEFAULT_REPLAY_MAX_TOKENS, replay_relevance
 
@@ -205,6 +228,20 @@ def _time(args, fn, repeats):
     return best, out
 
 
+def _time_replay(args, setup, variant, clock, best):
+    """One timed replay: wall and CPU (process) seconds, whole and decoder part; keeps each minimum in ``best``."""
+    _sync(args)
+    clock.wall = clock.cpu = 0.0
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = _replay(args, setup, variant)
+    _sync(args)
+    got = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+           "decoder_wall": clock.wall, "decoder_cpu": clock.cpu}
+    for name, value in got.items():
+        best[name] = min(best.get(name, float("inf")), value)
+    return out
+
+
 def _cuda_peak(args, fn):
     import torch
 
@@ -264,13 +301,17 @@ def main(argv=None) -> None:
     # warm-up (kernels, allocator, the one-time cache check)
     _replay(args, _tiny(setup), "naive")
     _replay(args, _tiny(setup), "new")
-    # naive and new alternate, so that a load spike from other processes hits both; the minimum is kept
-    naive_s = new_s = float("inf")
+    # naive and new alternate, so that a load spike from other processes hits both; the minimum is kept. CPU time
+    # (this process's, single-threaded with OMP_NUM_THREADS=1) is reported beside wall time: on a machine shared
+    # with other work it moves much less than wall time does.
+    load_before = os.getloadavg()
+    clock = _DecoderClock()
+    best_naive: dict[str, float] = {}
+    best_new: dict[str, float] = {}
     for _ in range(args.repeats):
-        t, q_naive = _time(args, lambda: _replay(args, setup, "naive"), 1)
-        naive_s = min(naive_s, t)
-        t, q_new = _time(args, lambda: _replay(args, setup, "new"), 1)
-        new_s = min(new_s, t)
+        q_naive = _time_replay(args, setup, "naive", clock, best_naive)
+        q_new = _time_replay(args, setup, "new", clock, best_new)
+    naive_s, new_s = best_naive["wall"], best_new["wall"]
     logp_s, _ = _time(args, lambda: _logp(args, setup, rollouts), 2)
     update_s, _ = _time(args, lambda: _update(args, setup, rollouts), 2)
     diff = float((q_new.q.double() - q_naive.q.double()).abs().max())
@@ -305,6 +346,16 @@ def main(argv=None) -> None:
         ratio = f"{t / rest:17.3f}" if "replay" in name else f"{'':17s}"
         print(f"{name:24s}{t:10.3f}{ratio}{'' if pk is None else f'{pk:16.1f}'}")
     print(f"new / naive = {new_s / naive_s:.3f}; max |q_new - q_naive| = {diff:.2e}")
+    cpu_ratio = best_new["cpu"] / best_naive["cpu"]
+    print(f"CPU time (process): naive {best_naive['cpu']:.3f} s, new {best_new['cpu']:.3f} s, new / naive = "
+          f"{cpu_ratio:.3f}")
+    for name, best in (("naive", best_naive), ("new", best_new)):
+        print(f"  {name:5s} decoder passes {best['decoder_wall']:.3f} s wall / {best['decoder_cpu']:.3f} s CPU; "
+              f"head + JS and the rest {best['wall'] - best['decoder_wall']:.3f} s wall / "
+              f"{best['cpu'] - best['decoder_cpu']:.3f} s CPU")
+    load_after = os.getloadavg()
+    print(f"load average (1, 5, 15 min): before {' '.join(f'{x:.2f}' for x in load_before)}, after "
+          f"{' '.join(f'{x:.2f}' for x in load_after)}")
     print(json.dumps({
         "naive_s": round(naive_s, 4), "new_s": round(new_s, 4), "logp_s": round(logp_s, 4),
         "update_s": round(update_s, 4), "new_over_naive": round(new_s / naive_s, 4),
@@ -313,6 +364,11 @@ def main(argv=None) -> None:
         "naive_peak_extra_mib": peak.get("naive"), "max_abs_q_diff": diff,
         "naive_tokens": q_naive.num_forward_tokens, "new_tokens": q_new.num_forward_tokens,
         "device": args.device, "shape": args.shape, "dtype": args.dtype,
+        "naive_cpu_s": round(best_naive["cpu"], 4), "new_cpu_s": round(best_new["cpu"], 4),
+        "new_over_naive_cpu": round(cpu_ratio, 4),
+        "naive_decoder_cpu_s": round(best_naive["decoder_cpu"], 4),
+        "new_decoder_cpu_s": round(best_new["decoder_cpu"], 4),
+        "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after],
     }))
 
 

@@ -14,14 +14,19 @@ Cost (the only one MRTPO adds over GDPO), see docs/performance.md:
   expanded (``batch_repeat_interleave``) per batch, and only the differing suffix (blocks + completion) is run,
   with an attention mask of ones over the prefix (position ids: the model's own continuation ``P, P+1, …``).
   The grouping is hierarchical (a prefix shared by a whole group, then a longer one shared by the contexts of one
-  response) and chosen by a small cost model (tokens computed + a per-pass overhead). Where a model's cache cannot be reused that way (recurrent / linear-attention /
-  hybrid caches, stateful models, no ``cache`` argument, or a one-time check against the plain forward that
-  fails) the replay falls back to running every context from token 0, with a logged reason.
+  response) and chosen by a small cost model (tokens computed + a per-pass overhead). Where a model's cache cannot
+  be reused that way (recurrent / linear-attention / hybrid caches, stateful models, no ``cache`` argument, or a
+  one-time check against the plain forward that fails) the replay falls back to running every context from token
+  0, with a logged reason.
 * **Batching.** Contexts are sorted by length and batched by a token budget (``max_tokens``: rows x (prefix +
   longest suffix) of the batch, padding included), right-padded within a batch only.
 * **Memory.** Only the final hidden states at completion positions are kept, ``(n, T, H)``; logits are produced
   from them chunk by chunk inside :func:`~mrtpo_sdk.algorithms.chunked_js_distance`, whose chunk size is chosen
   from a memory budget by default, so no ``contexts × T × V`` tensor is ever built.
+* **Sharded training.** The trainer hands the replay whole parameters (TRL's ``unwrap_model_for_generation`` /
+  ``summon_full_params``, see ``mrtpo_sdk.trainer.trainer._replay_model``); under FSDP, where each layer's forward
+  is a collective, ``sync_passes`` makes every rank run the same number of decoder passes (dummy one-token passes
+  on the less busy ranks).
 
 Exactness and precision contract:
 
