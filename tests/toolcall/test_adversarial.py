@@ -1,13 +1,12 @@
 """Adversarial search on the tool-calling verifiers, and one named test per finding (issue 12, items 2 and 5).
 
 The search (hypothesis, bounded) draws bundled questions and runs the generators of
-``benchmarks/bfcl_adversarial.py`` on them: completions that do not do the task must not earn 1 (except where a
+``tests/toolcall/adversarial_search.py`` on them: completions that do not do the task must not earn 1 (except where a
 reward checks only part of the task: ``BY_DESIGN``), and correct answers written differently from the reference
 must earn 1. Each finding of that search (on the official semantics, which was the only one before) has a named
 test below; the table of differences between the semantics is in docs/bfcl.md.
 """
 
-import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -29,18 +28,12 @@ from mrtpo_sdk.toolcall import (
     strings_match,
 )
 
+from . import adversarial_search as ADV
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = str(ROOT / "tasks" / "data" / "bfcl")
 
 
-def _module(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ADV = _module("bfcl_adversarial")
 TASK, EXAMPLES = ADV.load_examples()
 BY_ID = {e.id: e for e in EXAMPLES}
 OFFICIAL = {e.id: replace(e, semantics="official") for e in EXAMPLES}

@@ -1,31 +1,22 @@
 """Fuzz the tool-calling verifiers with hostile model output (issue 12, item 8): no raise, no hang, finite rewards.
 
 Hypothesis draws a bundled question, a kind of hostile completion and a seed for the generators of
-``benchmarks/bfcl_fuzz.py`` (huge texts and strings, deep JSON, thousands of tags, NUL bytes, lone surrogates,
+``tests/toolcall/fuzz_inputs.py`` (huge texts and strings, deep JSON, thousands of tags, NUL bytes, lone surrogates,
 mutated references, huge numbers, tag soup, random Unicode); every verifier and the official verdict must return a
 finite reward in [0, 1] within a second. The ≥10,000-completion run is ``python benchmarks/bfcl_fuzz.py``.
 """
 
-import importlib.util
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import fuzz_inputs as FUZZ
+from .adversarial_search import load_examples
 
 
-def _module(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FUZZ = _module("bfcl_fuzz")
-TASK, EXAMPLES = _module("bfcl_adversarial").load_examples()
+TASK, EXAMPLES = load_examples()
 OFFICIAL = [replace(e, semantics="official") for e in EXAMPLES[::7]]
 LIMIT_S = 1.0
 FUZZ_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
