@@ -147,3 +147,71 @@ def test_cli_only_dispatches():
 def test_instruction_registry_is_a_leaf():
     graph = import_graph()
     assert {t for t in graph["mrtpo_sdk.instructions._registry"] if t.startswith("mrtpo_sdk.instructions")} == set()
+
+
+#: Calls that load a file as a module or run it (``importlib``, the SQL tests' ``load_module`` helper, ``runpy``).
+FILE_LOADERS = {"spec_from_file_location", "spec_from_loader", "SourceFileLoader", "load_module", "load_source",
+                "exec_module", "run_path", "run_module", "import_module", "module_from_spec"}
+
+
+def benchmark_loads(source: str, filename: str = "<test>") -> list[str]:
+    """The places in ``source`` that import a module of ``benchmarks/`` or load a file under it by path: an
+    ``import benchmarks...`` statement, or a loader call (:data:`FILE_LOADERS`) whose arguments, or the values
+    assigned in the file to a name among them, mention ``benchmarks``."""
+    tree = ast.parse(source, filename)
+    assigned: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        assigned.setdefault(name.id, []).append(ast.unparse(node.value))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"{filename}:{node.lineno}: import {a.name}" for a in node.names
+                      if a.name.split(".")[0] == "benchmarks"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "benchmarks" and not node.level:
+            found.append(f"{filename}:{node.lineno}: from {node.module} import ...")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called not in FILE_LOADERS:
+                continue
+            args = [*node.args, *(k.value for k in node.keywords)]
+            text = [ast.unparse(a) for a in args]
+            text += [v for a in args for n in ast.walk(a) if isinstance(n, ast.Name) for v in assigned.get(n.id, [])]
+            if any("benchmarks" in t for t in text):
+                found.append(f"{filename}:{node.lineno}: {ast.unparse(node)[:100]}")
+    return found
+
+
+def test_benchmark_load_finder_sees_the_old_ways():
+    old = [
+        'spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")',
+        'battery = load_module(ROOT / "benchmarks" / "hostile_sql.py", "hostile_sql_battery")',
+        'path = ROOT / "benchmarks" / "bfcl_fuzz.py"\nspec = importlib.util.spec_from_file_location("f", path)',
+        'runpy.run_path("benchmarks/bfcl_fuzz.py")',
+        "from benchmarks.bfcl_adversarial import load_examples",
+        "import benchmarks.hostile_sql",
+    ]
+    assert all(len(benchmark_loads(src)) == 1 for src in old), [src for src in old if not benchmark_loads(src)]
+    fine = [
+        "from .adversarial_search import load_examples",
+        'spec = importlib.util.spec_from_file_location("t", ROOT / "tasks" / "sql.py")',
+        '"""The timed run is ``python benchmarks/bfcl_fuzz.py``."""',
+    ]
+    assert not any(benchmark_loads(src) for src in fine)
+
+
+def test_no_test_loads_a_benchmark_script():
+    """``benchmarks/`` holds performance benchmarks only (issue 14): what a test needs from a benchmark (a battery,
+    a generator) lives in an importable module of ``tests/`` that the benchmark imports, never the other way."""
+    tests = Path(__file__).resolve().parent
+    found = [
+        hit
+        for path in sorted(tests.rglob("*.py"))
+        for hit in benchmark_loads(path.read_text(encoding="utf-8"), str(path.relative_to(tests.parent)))
+    ]
+    assert found == [], "tests that load a benchmark script (move what they need into tests/):\n" + "\n".join(found)
