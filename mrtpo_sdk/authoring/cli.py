@@ -173,6 +173,13 @@ def explain_command(argv: list[str]) -> int:
     from ..loader import load_task
     from .explain import explain, select_example, summary_lines, write_outputs
 
+    import math
+
+    # Before anything loads (the task, the policy): one line, as eval and train say it
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise MRTPOError(f"--temperature must be a finite number > 0, got {args.temperature:g}")
+    if not (math.isfinite(args.mrtpo_beta) and 0.0 <= args.mrtpo_beta <= 1.0):
+        raise MRTPOError(f"--mrtpo_beta must be in [0, 1] (as train's), got {args.mrtpo_beta:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
     task = load_task(args.task)
     examples = task.load_examples(args.split, args.data)
