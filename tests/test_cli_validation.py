@@ -37,3 +37,20 @@ def test_explain_bad_sampling_values_are_one_line_before_anything_loads(args, li
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [line]
     assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--top_p", "5"], "error: --top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got 5"),
+        (["--top_p", "0"], "error: --top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got 0"),
+        (["--top_p", "-0.5"], "error: --top_p must be in (0, 1] (the probability mass sampled from; 1 = all), "
+                              "got -0.5"),
+        (["--temperature", "0"], "error: --temperature must be > 0, got 0.0"),
+    ],
+)
+def test_eval_bad_sampling_values_are_one_line_before_anything_loads(args, line, nothing_loads, capsys):
+    assert main(["eval", SQL, *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [line]
+    assert captured.out == ""

@@ -5,6 +5,7 @@ Exit status: 0 on success, 2 on a user mistake (one ``error:`` line).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,9 @@ def eval_parser() -> ArgumentParser:
         help="sampling temperature with --num_generations > 1 (default: train's: the run's own for a run folder, 0.8 "
         "for the embedded policy, 1.0 for another --model)",
     )
-    p.add_argument("--top_p", type=float, default=1.0, help="nucleus sampling with --num_generations > 1 (default 1)")
+    p.add_argument(
+        "--top_p", type=float, default=1.0, help="nucleus sampling with --num_generations > 1, in (0, 1] (default 1)"
+    )
     p.add_argument("--max_examples", type=int, default=None, help="score only the first N examples (default: all)")
     p.add_argument(
         "--max_completion_length",
@@ -81,8 +84,10 @@ def eval_command(argv: list[str]) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise MRTPOError(f"--{name} must be >= 1, got {value}")
-    if args.temperature is not None and args.temperature <= 0:
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
         raise MRTPOError(f"--temperature must be > 0, got {args.temperature}")
+    if not (math.isfinite(args.top_p) and 0.0 < args.top_p <= 1.0):  # nucleus mass: a probability
+        raise MRTPOError(f"--top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got {args.top_p:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
     task = load_task(args.task)
     split = args.split or task.eval_split
