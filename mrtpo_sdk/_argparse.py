@@ -15,7 +15,8 @@ deprecation note on stderr (:func:`spelling_note`) and acts as the snake_case fl
 ruff spellings (``--extend-select``, ``--output-format``, ``--force-exclude``, ...) silently (``ruff_spellings=True``):
 pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise. A renamed flag
 (``explain --beta`` -> ``--mrtpo_beta``) is declared with :meth:`ArgumentParser.add_renamed`: the old name still
-works, with a note.
+works, with a note; the old and the new name both given with different values is one error line (neither silently
+wins).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class ArgumentParser(argparse.ArgumentParser):
         known = {o for o in self._option_string_actions if o.startswith("--")}
         out: list[str] = []
         args = list(args)
+        self._check_renamed_agree(args)
         for i, arg in enumerate(args):
             if arg == "--":
                 return out + args[i:]
@@ -103,6 +105,38 @@ class ArgumentParser(argparse.ArgumentParser):
                 arg = snake
             out.append(arg)
         return out
+
+    def _check_renamed_agree(self, args: Sequence[str]) -> None:
+        """An old name and its new one both given (``--beta 0.3 --mrtpo_beta 0.9``) with different values: one
+        line, rather than one of them silently winning. The same value twice is fine (the note still says the old
+        name is deprecated).
+
+        Raises:
+            UsageError: the two spellings disagree.
+        """
+        end = list(args).index("--") if "--" in args else len(args)
+        for old, (new, _why) in self._renamed.items():
+            given: dict[str, list[str]] = {old: [], new: []}
+            for i, arg in enumerate(args[:end]):
+                name, eq, value = arg.partition("=")
+                if name in given:
+                    if eq:
+                        given[name].append(value)
+                    elif i + 1 < end:
+                        given[name].append(args[i + 1])
+            if not (given[old] and given[new]):
+                continue
+            a, b = given[old][-1], given[new][-1]
+            action = self._option_string_actions.get(new)
+            convert = action.type if action is not None and callable(action.type) else str
+            try:
+                same = convert(a) == convert(b)
+            except (TypeError, ValueError):
+                same = a == b
+            if not same:
+                raise UsageError(
+                    f"{old} {a} and {new} {b} disagree: {old} is the old name of {new}; give {new} only"
+                )
 
     def _hint(self) -> str:
         return f"(all options: {self.prog} --help)"

@@ -68,3 +68,28 @@ def test_train_respells_dashed_flags_with_a_note(capsys):
         "note: --max-steps is deprecated; use --max_steps",
         "note: --mrtpo-beta is deprecated; use --mrtpo_beta",
     ]
+
+
+def test_an_old_name_and_its_new_one_that_disagree_are_one_line(capsys):
+    from mrtpo_sdk.authoring.cli import explain_parser
+
+    with pytest.raises(UsageError) as info:
+        explain_parser().parse_args(["t.py", "--beta", "0.3", "--mrtpo_beta", "0.9"])
+    assert str(info.value) == "--beta 0.3 and --mrtpo_beta 0.9 disagree: --beta is the old name of --mrtpo_beta; " \
+                              "give --mrtpo_beta only"
+    with pytest.raises(UsageError, match=r"^--beta 0\.3 and --mrtpo_beta 0\.9 disagree"):
+        explain_parser().parse_args(["t.py", "--mrtpo_beta=0.9", "--beta=0.3"])
+    capsys.readouterr()
+    # the same value under both names: no conflict (0.30 is 0.3), the deprecation note only
+    assert explain_parser().parse_args(["t.py", "--beta", "0.30", "--mrtpo_beta", "0.3"]).mrtpo_beta == 0.3
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("note: --beta is deprecated; use --mrtpo_beta")
+
+
+def test_explain_old_and_new_beta_disagreeing_is_one_error_line(capsys):
+    from mrtpo_sdk.cli import main
+
+    assert main(["explain", "tasks/sql.py", "--beta", "0.3", "--mrtpo_beta", "0.9"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: --beta 0.3 and --mrtpo_beta 0.9 disagree: --beta is the old name of --mrtpo_beta; "
+                   "give --mrtpo_beta only"]
