@@ -11,8 +11,9 @@ Each prompt is ``Write a report of about 100 words about <topic>.`` followed by 
 present with probability 0.65, at least one; in random order), as one user message. Verifiers ``constraint_1..3``
 score the example's j-th constraint with the bundled instruction-following checkers (``training`` semantics; IFEval
 strict otherwise; ``None`` when the example has fewer than j constraints), gated on the response being a report: a
-completion of fewer than 50 words earns 0 on every constraint (``<<t>> budget. See you next time.`` does not do the
-task). Like IFEval's, a constraint verifier judges its constraint, not the report's quality.
+completion of fewer than 50 words, or of fewer than 20 different words, once copies of the prompt are cut out, earns
+0 on every constraint (``<<t>> budget. See you next time.``, the prompt pasted back, ``"a " * 50`` do not do the
+task). Beyond that gate, like IFEval's, a constraint verifier judges its constraint, not the report's quality.
 
 Data: generated in code (deterministic, seed 2026; no files): 1,200 ``train`` and 100 ``validation`` prompts (none
 of them a training prompt); the references are reports written from a small sentence grammar. The embedded policy's
@@ -30,11 +31,12 @@ import re
 
 from mrtpo_sdk import MRTPOError, Result, Task, Verifier
 from mrtpo_sdk.evaluation import ifeval_accuracy
-from mrtpo_sdk.instructions import compose_example, constraint_verifiers, prompt_without
+from mrtpo_sdk.instructions import compose_example, constraint_verifiers, echoes_of, prompt_without, remove_echoes
 
 SEED = 2026
 SIZES = {"train": 1200, "validation": 100}
 MIN_WORDS = 50
+MIN_DISTINCT_WORDS = 20
 DRAFTS = 2  # non-compliant drafts per training report in the warm start
 VIOLATION_RATE = 0.75  # each constraint broken in a draft with this probability: ~50% compliance overall
 
@@ -185,22 +187,25 @@ def reference(example):
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
 
-def _is_report(completion: str) -> bool:
-    return len(_WORD.findall(completion)) >= MIN_WORDS
+def _is_report(example, completion: str) -> bool:
+    """At least MIN_WORDS words, MIN_DISTINCT_WORDS of them different, once copies of the prompt are cut out."""
+    words = [w.casefold() for w in _WORD.findall(remove_echoes(completion, echoes_of(example)))]
+    return len(words) >= MIN_WORDS and len(set(words)) >= MIN_DISTINCT_WORDS
 
 
 def _gated(slot: Verifier) -> Verifier:
-    """``slot`` scored only on a report (>= MIN_WORDS words); a shorter completion earns 0 with the same block."""
+    """``slot`` scored only on a report (see :func:`_is_report`); anything else earns 0 with the same block."""
 
     def score(example, completion):
         result = slot.fn(example, completion)
-        if result is None or _is_report(completion):
+        if result is None or _is_report(example, completion):
             return result
         return Result(0.0, result.block)
 
     score.__name__ = slot.name
     score.__doc__ = (
-        f"Reward 1 if the completion is a report (>= {MIN_WORDS} words) that follows the example's "
+        f"Reward 1 if the completion is a report (>= {MIN_WORDS} words, {MIN_DISTINCT_WORDS} of them different, "
+        f"copies of the prompt not counted) that follows the example's "
         f"{slot.name.replace('_', ' ')} (IFEval strict, training semantics), else 0; None without that constraint."
     )
     return Verifier(score, name=slot.name, kind="constraint")

@@ -97,8 +97,12 @@ def test_a_short_completion_earns_nothing(task, train) -> None:
     end = slot["startend:end_checker"].kwargs["end_phrase"]
     short = f"<<Title>>\n\n{kws}. {end}"
     assert [r.reward for r in task.score(ex, short)] == [0.0, 0.0, 0.0]
-    padded = f"<<Title>>\n\n{kws}. " + "word " * 60 + end
-    assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # constraint verifiers judge the constraint
+    padded = f"<<Title>>\n\n{kws}. " + " ".join(f"word{i}" for i in range(60)) + f" {end}"
+    assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # past the gate: it judges the constraint
+    # filler and copies of the prompt are not a report (fresh-user trial findings)
+    pasted = f"<<Title>>\n\n{(ex.base + ' ') * 6}{kws}. {end}"
+    for text in (pasted, f"<<x>> {'a ' * 50}{kws}. {end}", f"<<x>> {(kws + ' ') * 50}{end}"):
+        assert [r.reward for r in task.score(ex, text)] == [0.0, 0.0, 0.0], text
 
 
 def test_warm_start_drafts_break_constraints_in_the_tokens_they_concern(task, train) -> None:

@@ -44,6 +44,7 @@ from mrtpo_sdk.instructions.data import (
     locate_constraint,
 )
 from mrtpo_sdk.instructions.reference import ReferenceError, build_reference, reference_for
+from mrtpo_sdk.instructions._training import remove_echoes
 from mrtpo_sdk.instructions.verifiers import (
     constraint_type_verifier,
     constraint_verifier,
@@ -73,6 +74,7 @@ __all__ = [
     "load_ifeval_jsonl",
     "locate_constraint",
     "prompt_without",
+    "remove_echoes",
     "reference_for",
     "slot_of",
     "LANGUAGE_NAMES",
