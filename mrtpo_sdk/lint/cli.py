@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from .._argparse import ArgumentParser
+from ..resources import BUNDLED_TASKS
 from ..errors import MRTPOError
 from .codes import all_rules, get_rule, rule_url
 from .config import Layer, check_selectors
@@ -50,7 +51,7 @@ def lint_parser() -> ArgumentParser:
         nargs="*",
         default=None,
         metavar="PATH",
-        help="task files, file.py@task, bundled task names (sql, bfcl, instruction_following) or folders "
+        help=f"task files, file.py@task, bundled task names ({', '.join(BUNDLED_TASKS)}) or folders "
         "(default: .); - reads one task file's source from stdin",
     )
     p.add_argument(

@@ -19,3 +19,17 @@ def test_cli_reference_lists_every_command_and_flag():
         assert f"## `mrtpo-sdk {command}`" in text
     for flag in ("--template", "--completion", "--policy_preset", "--mrtpo_beta", "--max_steps", "--select"):
         assert f"`{flag}`" in text
+
+
+def test_every_bundled_task_name_is_listed_in_lint_help_and_the_docs(capsys):
+    from mrtpo_sdk.cli import main
+    from mrtpo_sdk.resources import BUNDLED_TASKS
+
+    assert main(["lint", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    names = ", ".join(BUNDLED_TASKS)
+    assert f"bundled task names ({names})" in help_text
+    assert f"bundled task names ({names})" in cli_markdown()
+    index = (PAGE.parent / "index.md").read_text(encoding="utf-8")
+    row = next(line for line in index.splitlines() if line.startswith("| [bundled-tasks.md]"))
+    assert all(f"`{name}`" in row for name in BUNDLED_TASKS), row
