@@ -1,6 +1,6 @@
 """Learning speed and final metrics of MRTPO vs GDPO vs GRPO on the bundled tasks (embedded policy, CPU).
 
-    python benchmarks/learning_speed.py [--tasks sql,bfcl,instruction_following] [--seeds 1,2,3]
+    python benchmarks/learning_speed.py [--tasks sql,bfcl,instruction_following,long_form] [--seeds 1,2,3]
         [--output_dir runs/learning_speed] [--docs docs/results]
 
 For each task it runs ``mrtpo-sdk compare TASK --algos mrtpo,gdpo,grpo --seeds ... [the task's settings below]``
@@ -24,6 +24,7 @@ SETTINGS: dict[str, list[str]] = {
     "sql": [],  # the README's main command: 100 steps of 8 prompts x 4
     "bfcl": ["--max_steps", "40"],  # the window in which tool_format is learned (issue 9's hand measurement)
     "instruction_following": ["--max_steps", "40"],
+    "long_form": ["--max_steps", "60"],  # the long-response setting (max_completion_length 192 comes from the task)
 }
 
 
