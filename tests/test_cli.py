@@ -136,6 +136,9 @@ def test_train_sql_end_to_end(tmp_path, algo):
         (["--max_steps", "three"], "invalid int value: 'three'"),
         (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
         (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
+        (["extra_positional"], "error: unexpected argument 'extra_positional' (train takes one TASK_FILE; flags "
+                               "start with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"),
+        (["--max_steps", "1", "a", "b"], "error: unexpected arguments 'a', 'b' (train takes one TASK_FILE;"),
     ],
 )
 def test_bad_options_are_one_line(capsys, args, fragment):

@@ -301,6 +301,13 @@ def _explain_parse_error(message: str, parser) -> str:
         return message
     known = [o for o in parser._option_string_actions if o.startswith("--")]
     unknown = [u for u in re.findall(r"'(--[^']+)'", message)]
+    if "config file" not in message and not unknown:  # no option among them: words outside any flag
+        words = re.findall(r"'([^']*)'", message)
+        named = ", ".join(repr(w) for w in words) or message
+        return (
+            f"unexpected argument{'s' if len(words) > 1 else ''} {named} (train takes one TASK_FILE; flags start "
+            f"with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"
+        )
     parts = []
     for u in unknown:
         guess = difflib.get_close_matches(u.split("=")[0], known, n=1)
