@@ -163,7 +163,8 @@ class ExecutionResult:
             exceeded the 1.0 s time limit``, ``result has more than 10000 rows``).
         limit: which limit stopped the query, one of :data:`LIMIT_KINDS`, or ``""``.
         reads: the ``(table, column)`` pairs of database tables the query reads, as SQLite's authorizer reported
-            them while preparing it (``column`` is ``""`` for a read of no particular column, as in ``count(*)``);
+            them while preparing it, ASCII-lower-cased (SQLite's identifiers are case-insensitive: ``FROM STUDENT``
+            reads ``student``) (``column`` is ``""`` for a read of no particular column, as in ``count(*)``);
             tables named ``sqlite_*`` are left out. Empty for a constant query (``SELECT 1``).
         nbytes: approximate size of ``rows`` in bytes (string and blob lengths plus 16 per cell).
         query: the query text as given to :func:`execute_sql` (``""`` for a result built otherwise); scoring under
@@ -213,7 +214,9 @@ class _Deadline:
     def authorize(self, action: int, arg1, arg2, db_name, trigger) -> int:
         if action == _SQLITE_READ:
             if arg1 and not str(arg1).lower().startswith("sqlite_"):
-                self.reads.add((str(arg1), str(arg2 or "")))
+                # SQLite compares identifiers ASCII-case-insensitively, and reports a read of no column (count(*))
+                # under the name as written ("STUDENT"), a column read under the schema's spelling: fold both
+                self.reads.add((_fold(str(arg1)), _fold(str(arg2 or ""))))
             return _SQLITE_OK
         if action in (_SQLITE_SELECT, _SQLITE_RECURSIVE):
             return _SQLITE_OK
@@ -221,6 +224,11 @@ class _Deadline:
             name = (arg2 or "").lower()
             return _SQLITE_DENY if name in DENIED_FUNCTIONS else _SQLITE_OK
         return _SQLITE_DENY
+
+
+def _fold(name: str) -> str:
+    """``name`` with ASCII letters lower-cased, as SQLite folds identifiers (``"Ä"`` stays ``"Ä"``)."""
+    return name.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass") if not name.islower() else name
 
 
 def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:

@@ -15,7 +15,10 @@ found; each row of the table in ``docs/sql.md`` is one difference:
   constant (``SELECT 1``) or a query about other tables runs but is not an attempt at the question;
 * **result match**: the query must read one of the reference's tables (a constant that equals the answer, e.g. a
   memorised ``SELECT 3.2``, is not a query of the database); it must not filter on the expected result's own values
-  typed in as constants (``WHERE name IN ('ann', 'bob')``, :func:`typed_in_filter_values`); an empty reference result matches only an empty result
+  typed in as constants (``WHERE name IN ('ann', 'bob')``, a VALUES row list, :func:`typed_in_filter_values`), nor
+  carry them in its output copied from its own text (``SELECT 32 + 0*count(*) FROM student``, ``… UNION ALL VALUES
+  ('History')``, :func:`typed_in_output_values`); tables are compared as SQLite compares identifiers (``FROM
+  STUDENT`` reads ``student``), and a CTE named like a table is not a read of it; an empty reference result matches only an empty result
   with as many columns from a query reading every column the reference reads; the columns may come in any order; and
   when the reference's ``ORDER BY``/``LIMIT`` cuts through ties (rows equal on every ordering key, or any rows under a
   ``LIMIT`` without ``ORDER BY``), any choice and order within the tied rows is correct, and so is the whole tied set
@@ -59,6 +62,7 @@ __all__ = [
     "selects_only_constants",
     "training_match",
     "typed_in_filter_values",
+    "typed_in_output_values",
 ]
 
 SEMANTICS = ("training", "official")
@@ -240,11 +244,53 @@ def relevance_error(pred: ExecutionResult, gold: ExecutionResult) -> str:
     gold_tables = gold.tables
     if not gold_tables:
         return ""
-    if pred.tables & gold_tables:
+    tables = _real_tables(pred)
+    if tables & gold_tables:
         return ""
-    if not pred.tables:
+    if not tables:
         return "The query runs but reads no table of the database, so it cannot answer the question."
     return "The query runs but reads none of the tables the question is about."
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(query: str):
+    """The sqlglot tree of ``query`` (trailing ``;`` stripped), or ``None`` when it does not parse. Shared: never
+    mutate it (copy first)."""
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(strip_trailing_semicolons(query), read="sqlite")
+    except Exception:  # noqa: BLE001 - unparsable: no verdict
+        return None
+
+
+_WITH = re.compile(r"\bwith\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cte_names(query: str) -> frozenset:
+    """The names (ASCII-lower-cased) of the common table expressions ``query`` defines."""
+    from sqlglot import exp
+
+    tree = _parse(query)
+    if tree is None:
+        return frozenset()
+    return frozenset(c.alias.lower() for c in tree.find_all(exp.CTE) if c.alias)
+
+
+def _real_tables(pred: ExecutionResult) -> frozenset:
+    """The database tables ``pred`` reads. SQLite's authorizer reports ``FROM x`` with no column (``count(*)``)
+    under the name written, even when ``x`` is a CTE of the query that shadows a table
+    (``WITH student(n) AS (VALUES (1), (1)) SELECT count(*) FROM student`` reads no table): such a read is left out
+    when no column of that table is read."""
+    tables = pred.tables
+    if not tables or not pred.query or not _WITH.search(pred.query):
+        return tables
+    columns = {t for t, c in pred.reads if c}
+    bare = {t for t in tables if t not in columns}
+    if not bare:
+        return tables
+    return tables - (bare & _cte_names(pred.query))
 
 
 def selects_only_constants(query: str, reference: str) -> bool:
@@ -319,12 +365,23 @@ def _literal_value(node) -> object:
 
 def _filter_literals(tree) -> list:
     """Values of the literals compared for equality with a column: ``col = 'x'``, ``'x' = col``, ``col IN ('x', …)``,
-    ``col LIKE 'x'`` / ``GLOB``, ``col IS 'x'``, anywhere in the query (WHERE, HAVING, ON, subqueries)."""
+    ``col LIKE 'x'`` / ``GLOB``, ``col IS 'x'``, anywhere in the query (WHERE, HAVING, ON, subqueries), and of the
+    literals of every row list typed into the query: a ``VALUES`` clause anywhere, the SELECT list of a SELECT that
+    reads no table inside it (``name IN (SELECT column1 FROM (VALUES ('History'), …))``, ``… UNION ALL SELECT 'x'``,
+    a CTE of VALUES)."""
     from sqlglot import exp
 
     found = []
     for node in tree.walk():
-        if isinstance(node, exp.In):
+        if isinstance(node, exp.Values) or (isinstance(node, exp.Select) and node.parent is not None
+                                            and not node.args.get("from")):
+            # a row list typed in (VALUES, or a SELECT of no table inside the query) used as a filter, join or set
+            rows = node.expressions
+            found.extend(_literal_value(n) for e in rows for n in e.walk()
+                         if isinstance(n, exp.Literal) and not isinstance(n.parent, exp.Neg))
+            found.extend(_literal_value(n) for e in rows for n in e.walk()
+                         if isinstance(n, exp.Neg) and isinstance(n.this, exp.Literal))
+        elif isinstance(node, exp.In):
             if node.this is not None and node.this.find(exp.Column) is not None:
                 found.extend(_literal_value(e) for e in node.expressions)
         elif isinstance(node, (exp.EQ, exp.NullSafeEQ, exp.Like, exp.ILike, exp.Glob, exp.Is)):
@@ -377,12 +434,7 @@ def typed_in_filter_values(query: str, reference: str, gold_rows: Sequence[tuple
     if ref is None:
         return False
     ref_values, ref_filters = ref
-    import sqlglot
-
-    try:
-        tree = sqlglot.parse_one(strip_trailing_semicolons(query), read="sqlite")
-    except Exception:  # noqa: BLE001
-        return False
+    tree = _parse(query)
     if tree is None:
         return False
     typed = {v for v in _filter_literals(tree) if v not in ref_values and v in gold_values}
@@ -391,6 +443,122 @@ def typed_in_filter_values(query: str, reference: str, gold_rows: Sequence[tuple
     if len(typed) == 1 and not isinstance(next(iter(typed)), tuple):
         return False
     named = sum(1 for r in gold_rows if any(_norm_value(v) in typed for v in r))
+    return named >= max(1, math.ceil(TYPED_IN_SHARE * len(gold_rows)))
+
+
+#: A typed-in number of at most this magnitude copied into the output is not enough alone to refuse an answer: 0 and
+#: 1 are the defaults and truth values that correct answers write (``coalesce(sum(x), 0)``, ``sum(CASE … THEN 1 …)``).
+SMALL_NUMBER = 1.0
+
+_SENTINEL_BASE = 987_000_000
+_SENTINEL_STEP = 1_009
+
+
+def _output_literals(tree) -> list:
+    """Literal nodes of ``tree`` whose value can reach the output: in a SELECT list or a ``VALUES`` row, and not
+    under a filter, a join condition, a grouping, an ordering, a ``LIMIT``/``OFFSET``, a comparison or a ``CASE``
+    condition (``LIMIT 1``, ``WHERE active = 1``, ``CASE WHEN n = 32`` are never candidates)."""
+    from sqlglot import exp
+
+    outside = (exp.Where, exp.Having, exp.Limit, exp.Offset, exp.Order, exp.Group, exp.Qualify, exp.Predicate,
+               exp.Window)
+    found = []
+    for lit in tree.find_all(exp.Literal):
+        node, ok = lit, True
+        while node.parent is not None:
+            parent = node.parent
+            if isinstance(parent, outside) or (isinstance(parent, exp.Join) and node.arg_key in ("on", "using")) or (
+                    isinstance(parent, exp.If) and node.arg_key == "this"):
+                ok = False
+                break
+            node = parent
+        if ok:
+            found.append(lit)
+    return found
+
+
+def typed_in_output_values(query: str, reference: str, gold_rows: Sequence[tuple] | None, db_path: str) -> bool:
+    """The answer's output carries the expected result's own values typed in as literals, beside a table read that
+    does not compute them (``SELECT 32 + 0*count(*) FROM student``, ``SELECT max(32, id*0) FROM student LIMIT 1``,
+    ``SELECT CASE WHEN id IS NOT NULL THEN 32 END …``, ``… WHERE 0 UNION ALL VALUES ('History'), ('Philosophy')``,
+    ``WITH x(n) AS (VALUES ('History'), …) SELECT n FROM x, department …``).
+
+    Candidates are the answer's literals in output positions (:func:`_output_literals`) that equal a value of the
+    reference's result and occur nowhere in the reference (the question's own values may be echoed:
+    ``SELECT name, 'rome' … WHERE city = 'rome'``). Each candidate is replaced in the answer's text by a sentinel
+    (a number or a string no database holds) and the answer is run again: a candidate whose sentinel shows up in the
+    output is proven copied from the text into the result. True when the proven values name at least
+    ``TYPED_IN_SHARE`` of the reference's rows and one of them is text or a number larger than
+    :data:`SMALL_NUMBER` in magnitude. ``False`` when either query does not parse or the rerun fails.
+    """
+    if not gold_rows or not isinstance(query, str) or not isinstance(reference, str) or not db_path:
+        return False
+    gold_values = {_norm_value(v) for r in gold_rows for v in r}
+    written = {_norm_value(m.group(1).replace("''", "'")) if m.group(1) is not None else _number(m.group(2))
+               for m in _WRITTEN_LITERAL.finditer(query)}
+    written |= {_number(v[1]) for v in written if isinstance(v, tuple)}
+    written |= {-v for v in written if isinstance(v, float)}
+    if not written & gold_values:
+        return False
+    ref = _reference_literals(reference)
+    if ref is None:
+        return False
+    ref_values = ref[0]
+    if not (written & gold_values) - ref_values:
+        return False
+    text = strip_trailing_semicolons(query)
+    tree = _parse(query)
+    if tree is None:
+        return False
+    from sqlglot import exp
+
+    edits = []  # (start, end, replacement, value)
+    for lit in _output_literals(tree):
+        start, end = lit.meta.get("start"), lit.meta.get("end")
+        if start is None or end is None:
+            continue
+        source = text[start : end + 1]
+        value = _literal_value(lit)
+        values = {value, -value} if isinstance(value, float) else {value}  # under any number of minus signs
+        if lit.is_string:
+            if not (source.startswith("'") and source.endswith("'")):
+                continue
+            values.add(_number(lit.this))
+        elif source.lower() != lit.this.lower():
+            continue
+        values = (values & gold_values) - ref_values
+        if not values:
+            continue
+        k = len(edits)
+        sentinel = _SENTINEL_BASE + _SENTINEL_STEP * k
+        numeric = not lit.is_string or _number(lit.this) is not None
+        replacement = (f"'{sentinel}'" if lit.is_string else str(sentinel)) if numeric else f"'zqsent{k}q'"
+        edits.append((start, end, replacement, values, sentinel if numeric else f"zqsent{k}q"))
+    if not edits:
+        return False
+    edited = text
+    for start, end, replacement, _, _ in sorted(edits, key=lambda e: -e[0]):
+        edited = edited[:start] + replacement + edited[end + 1 :]
+    rerun = run_cached(db_path, edited)
+    if not rerun.ok or not rerun.rows:
+        return False
+    numbers = {e[4]: e[3] for e in edits if isinstance(e[4], int)}
+    strings = {e[4]: e[3] for e in edits if isinstance(e[4], str)}
+    proven: set = set()
+    for row in rerun.rows:
+        for cell in row:
+            if isinstance(cell, (int, float)) and not isinstance(cell, bool) and math.isfinite(cell):
+                for s, vals in numbers.items():
+                    if math.isclose(abs(cell), s, rel_tol=1e-9):
+                        proven |= vals
+            elif isinstance(cell, str):
+                folded = cell.casefold()
+                for s, vals in itertools.chain(strings.items(), ((str(n), v) for n, v in numbers.items())):
+                    if s in folded:
+                        proven |= vals
+    if not any(isinstance(v, tuple) or abs(v) > SMALL_NUMBER for v in proven):
+        return False
+    named = sum(1 for r in gold_rows if any(_norm_value(v) in proven for v in r))
     return named >= max(1, math.ceil(TYPED_IN_SHARE * len(gold_rows)))
 
 
@@ -408,12 +576,14 @@ class ReferenceResult:
             the compared rows come from, each ``(rows of the group, rows the reference takes, cut)`` where ``cut``
             says that the ``LIMIT``/``OFFSET`` cuts the group.
         sql: the reference query (``""`` when not known).
+        db_path: the database it runs on (``""`` when not known; :func:`typed_in_output_values` reruns the answer).
     """
 
     run: ExecutionResult
     ordered: bool
     segments: tuple | None = None
     sql: str = field(default="", compare=False)
+    db_path: str = field(default="", compare=False)
 
 
 def _int_literal(node) -> int | None:
@@ -520,7 +690,7 @@ def reference_result(db_path: str, sql: str, ties: bool = True) -> ReferenceResu
     gold = run_cached(db_path, sql)
     ordered = gold_is_ordered(sql)
     segments = _tie_segments(db_path, sql, gold, ordered) if gold.ok and ties else None
-    ref = ReferenceResult(gold, ordered, segments, sql)
+    ref = ReferenceResult(gold, ordered, segments, sql, db_path)
     size = gold.nbytes + sum(sum(len(repr(r)) for r in m) for m, _, _ in segments or ())
     _references.put(key, ref, size)
     return ref
@@ -625,7 +795,7 @@ def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float
     if len(pred.columns or []) != width:
         return False
     if not gold.rows:
-        return not pred_rows and gold.reads <= pred.reads | {(t, "") for t in pred.tables}
+        return not pred_rows and gold.reads <= pred.reads | {(t, "") for t in _real_tables(pred)}
 
     def match(rows: list[tuple]) -> bool:
         if ref.segments is not None:
@@ -641,5 +811,8 @@ def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float
             return False
     # the result's own values typed in as the filter (known only when both query texts are)
     if pred.query and ref.sql and typed_in_filter_values(pred.query, ref.sql, gold.rows):
+        return False
+    # ... or copied from the answer's text into its output (a literal in the SELECT list, VALUES, a CTE, a branch)
+    if pred.query and ref.sql and typed_in_output_values(pred.query, ref.sql, gold.rows, ref.db_path):
         return False
     return True

@@ -62,10 +62,37 @@ def non_answers(task, example, other, rnd) -> dict[str, str]:
         "answer as a constant": fence(f"SELECT {literal}"),
         "other example": fence(other.query),
         "schema": fence(example.schema.splitlines()[0]),
-    } | ({  # a query about a table the reference does not read (when there is one)
+    } | _typed_into_output(example, gold) | ({  # a query about a table the reference does not read (when there is one)
         "other table count": fence(f"SELECT count(*) FROM {rnd.choice(off_topic)}"),
         "empty from other table": fence(f"SELECT * FROM {rnd.choice(off_topic)} WHERE 0"),
     } if off_topic else {})
+
+
+def _sql_literal(value) -> str:
+    return "NULL" if value is None else "'" + value.replace("'", "''") + "'" if isinstance(value, str) else repr(value)
+
+
+def _typed_into_output(example, gold) -> dict[str, str]:
+    """The expected rows typed in as VALUES beside a read of the reference's table: ``… WHERE 0 UNION ALL VALUES``
+    and a CTE of VALUES. Only when every value of the result is text or a number larger than 1 that the reference
+    does not itself hold (the rule leaves the question's own values and 0/1 alone: docs/sql.md)."""
+    from mrtpo_sdk.sql.score import _norm_value, _reference_literals
+
+    rows = gold.rows or []
+    ref = _reference_literals(example.query)
+    if not rows or ref is None or len(rows) > 50 or not gold.tables:
+        return {}
+    for row in rows:
+        for v in row:
+            n = _norm_value(v)
+            if n is None or n in ref[0] or (isinstance(n, float) and (abs(n) <= 1 or -n in ref[0])):
+                return {}
+    table = sorted(gold.tables)[0]
+    width = len(rows[0])
+    values = ", ".join("(" + ", ".join(_sql_literal(v) for v in r) + ")" for r in rows)
+    blank = ", ".join(["NULL"] * width)
+    return {"typed in as VALUES": fence(f"SELECT {blank} FROM {table} WHERE 0 UNION ALL VALUES {values}"),
+            "typed in as a CTE": fence(f"WITH x AS (VALUES {values}) SELECT x.* FROM x, (SELECT count(*) FROM {table})")}
 
 
 def _same_answer(task, example, other) -> bool:
@@ -88,6 +115,9 @@ def test_search_for_holes_finds_none_under_training(sql_task, data):
         if kind == "other example":
             if _same_answer(sql_task, example, other):
                 continue
+            assert got["result_match"] == 0.0, (kind, example.query, completion)
+            continue
+        if kind.startswith("typed in"):  # a query of the question's table: it executes, it does not answer
             assert got["result_match"] == 0.0, (kind, example.query, completion)
             continue
         assert got["result_match"] == 0.0, (kind, example.query, completion)
@@ -217,3 +247,72 @@ def test_training_refuses_the_answer_typed_in_beside_a_table_read():
     assert selects_only_constants("SELECT 'Grace Hollis', 134000 FROM instructor LIMIT 1", "SELECT name, salary FROM i")
     assert not selects_only_constants("SELECT count(1) FROM student", "SELECT count(*) FROM student")
     assert not selects_only_constants("SELECT 1", "SELECT 1")
+
+
+def _bundled(task_path="tasks/sql.py"):
+    from mrtpo_sdk import load_task
+
+    task = load_task(Path(__file__).resolve().parents[2] / task_path)
+    return task, {e.id: e for e in task.load_examples("train") + task.load_examples("dev")}
+
+
+def test_table_read_rule_is_case_insensitive_on_the_bundled_data():
+    """Trial finding (refused correct answers): `SELECT count(*) FROM Student` scored [1, 0, 0] on train-0000 with
+    "reads none of the tables the question is about": SQLite reports a `count(*)` read under the table name as
+    written. SQLite's identifiers are case-insensitive, and so is the rule now."""
+    task, by_id = _bundled()
+    cases = {"train-0000": ["SELECT count(*) FROM Student", "select COUNT(*) from STUDENT", "SELECT count(*) FROM STUDENT s",
+                            "SELECT count(name) FROM STUDENT", 'SELECT count(*) FROM "student"',
+                            "SELECT count(*) FROM main.student", "SELECT count(*) FROM [student]"],
+             "train-0031": ["SELECT count(*) FROM Customer", "SELECT COUNT(*) FROM CUSTOMER AS C"]}
+    for eid, answers in cases.items():
+        for answer in answers:
+            assert [r.reward for r in task.score(by_id[eid], fence(answer))] == [1.0, 1.0, 1.0], (eid, answer)
+
+
+def test_every_reference_earns_every_reward_in_any_identifier_case():
+    """Each training and dev reference as the answer earns 1 on every verifier, as written and upper-cased (when it
+    holds no string literal, whose case is data)."""
+    task, by_id = _bundled()
+    for example in by_id.values():
+        variants = [example.query] + ([example.query.upper()] if "'" not in example.query else [])
+        for query in variants:
+            assert [r.reward for r in task.score(example, fence(query))] == [1.0, 1.0, 1.0], (example.id, query)
+
+
+def test_training_refuses_the_answer_typed_into_the_output_on_the_bundled_data():
+    """Trial finding (holes): the answer's values written as literals that reach the output, beside a read of the
+    question's table, earned result_match 1; the other direction: correct answers with literals still earn it."""
+    task, by_id = _bundled()
+    holes = {
+        "train-0000": ["SELECT 32 + 0*count(*) FROM student", "SELECT max(32, student_id*0) FROM student LIMIT 1",
+                       "SELECT CASE WHEN student_id IS NOT NULL THEN 32 END FROM student LIMIT 1"],
+        "train-0001": ["SELECT name FROM department WHERE 0 UNION ALL VALUES ('History'),('Philosophy')",
+                       "SELECT name FROM department WHERE name IN (SELECT column1 FROM (VALUES ('History'),('Philosophy')))",
+                       "WITH x(n) AS (VALUES ('History'),('Philosophy')) SELECT n FROM x, department "
+                       "WHERE department.dept_id = 1"],
+    }
+    for eid, answers in holes.items():
+        for answer in answers:
+            from mrtpo_sdk.sql import results_match
+            from mrtpo_sdk.sql.score import reference_result, run_cached
+
+            official = reference_result(str(by_id[eid].db_path), by_id[eid].query)
+            assert results_match(run_cached(str(by_id[eid].db_path), answer).rows, official.run.rows,
+                                 ordered=official.ordered), answer  # the official check pays
+            assert [r.reward for r in task.score(by_id[eid], fence(answer))] == [1.0, 1.0, 0.0], (eid, answer)
+    correct = {
+        "train-0000": ["SELECT sum(1) FROM student", "SELECT coalesce(count(*), 32) FROM student",
+                       "SELECT count(*) FROM student WHERE 32 = 32 LIMIT 1", "SELECT ifnull(count(*), 0) FROM student",
+                       "SELECT count(*) FROM (SELECT 32 AS k, * FROM student)"],
+        "train-0001": ["SELECT name FROM department WHERE building IN (VALUES ('Gibbon Hall'))",
+                       "SELECT name FROM department WHERE building = 'Gibbon Hall' UNION ALL SELECT name FROM department WHERE 0",
+                       "SELECT d.name FROM department d WHERE d.building LIKE 'gibbon%'"],
+        "train-0040": ["SELECT name FROM product WHERE stock < 1", "SELECT name FROM product WHERE coalesce(stock, 0) = 0"],
+        "train-0086": ["SELECT count(*) FROM (SELECT DISTINCT l.member_id FROM loan l, book b "
+                       "WHERE l.book_id = b.book_id AND b.title = 'Pride and Prejudice') LIMIT 2"],
+        "train-0057": ["SELECT min(order_date), max(order_date) FROM orders WHERE order_date >= '2023-01-02'"],
+    }
+    for eid, answers in correct.items():
+        for answer in answers:
+            assert [r.reward for r in task.score(by_id[eid], fence(answer))] == [1.0, 1.0, 1.0], (eid, answer)

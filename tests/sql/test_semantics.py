@@ -109,6 +109,78 @@ def test_answer_filtering_on_the_questions_own_values_still_matches(sql_task, ma
         assert training["result_match"] == 1.0, (gold, answer, official)
 
 
+def test_answer_typed_into_the_output_does_not_match(sql_task, make_example):
+    """Trial finding: the answer's values written as literals that reach the output (a SELECT list expression,
+    VALUES, a CTE or compound branch) beside a read of the question's table: `official` pays, `training` does
+    not (`typed_in_output_values`, and VALUES rows counted as typed-in filter values)."""
+    cases = [
+        ("SELECT count(*) FROM student WHERE city = 'rome'",  # 3
+         ["SELECT 3 + 0*count(*) FROM student", "SELECT max(3, id*0) FROM student LIMIT 1",
+          "SELECT CASE WHEN id IS NOT NULL THEN 3 END FROM student LIMIT 1", "SELECT -(-3) + 0*count(*) FROM student",
+          "SELECT '3' + 0*count(*) FROM student", "WITH x(n) AS (VALUES (3)) SELECT n FROM x, student LIMIT 1"]),
+        ("SELECT name FROM student WHERE gpa > 3.2",  # ann, bob, cy
+         ["SELECT name FROM student WHERE 0 UNION ALL VALUES ('ann'), ('bob'), ('cy')",
+          "SELECT name FROM student WHERE name IN (SELECT column1 FROM (VALUES ('ann'), ('bob'), ('cy')))",
+          "WITH x(n) AS (VALUES ('ann'), ('bob'), ('cy')) SELECT n FROM x, club WHERE club.id = 1 AND "
+          "EXISTS (SELECT 1 FROM student)",
+          "SELECT s.name FROM student s JOIN (VALUES ('ann'), ('bob'), ('cy')) v ON s.name = v.column1",
+          "SELECT name FROM student WHERE 0 UNION ALL SELECT 'ann' UNION ALL SELECT 'bob' UNION ALL SELECT 'cy'",
+          "SELECT upper(substr(name, 1, 0)) || v.column1 FROM (VALUES ('ann'), ('bob'), ('cy')) v, student "
+          "WHERE student.id = 1"]),
+    ]
+    for gold, answers in cases:
+        for typed in answers:
+            training, official = both(sql_task, make_example, gold, fence(typed))
+            assert official["result_match"] == 1.0, typed
+            assert training["result_match"] == 0.0, typed
+            assert training["executes"] == 1.0, typed
+
+
+def test_literals_in_a_correct_answers_output_still_match(sql_task, make_example):
+    """The other direction: a literal in the output that the reference holds too, a default or truth value (0, 1),
+    a literal that does not reach the output (LIMIT, a condition, a derived table's unused column), or one that
+    reaches it only through the data (``coalesce(count(*), 3)``) is no typed-in answer."""
+    cases = [
+        ("SELECT count(*) FROM student WHERE city = 'rome'",
+         ["SELECT sum(1) FROM student WHERE city = 'rome'", "SELECT coalesce(count(*), 3) FROM student WHERE city = 'rome'",
+          "SELECT count(*) FROM student WHERE city = 'rome' AND 3 = 3", "SELECT count(*) FROM student WHERE city = 'rome' LIMIT 3",
+          "SELECT count(*) FROM (SELECT 3 AS k, * FROM student) WHERE city = 'rome'",
+          "SELECT max(count(*), 1) FROM student WHERE city = 'rome'",
+          "SELECT CASE WHEN count(*) = 3 THEN count(*) END FROM student WHERE city = 'rome'"]),
+        ("SELECT count(*) FROM student WHERE gpa > 3.8 AND city = 'paris'",  # 1
+         ["SELECT sum(CASE WHEN gpa > 3.8 AND city = 'paris' THEN 1 ELSE 0 END) FROM student",
+          "SELECT count(*) FROM student WHERE gpa > 3.8 AND city = 'paris' AND 1 = 1 LIMIT 1"]),
+        ("SELECT count(*) FROM student WHERE gpa > 4",  # 0
+         ["SELECT coalesce(sum(1), 0) FROM student WHERE gpa > 4", "SELECT ifnull(max(id), 0) * 0 FROM student WHERE gpa > 4"]),
+        ("SELECT name, city FROM student WHERE city = 'rome'", ["SELECT name, 'rome' FROM student WHERE city = 'rome'"]),
+        ("SELECT name, CASE WHEN gpa >= 3.5 THEN 'high' ELSE 'low' END FROM student",
+         ["SELECT name, iif(gpa >= 3.5, 'high', 'low') FROM student"]),
+        ("SELECT count(*) FROM student WHERE city IN ('rome', 'lima')",
+         ["SELECT count(*) FROM student WHERE city IN (VALUES ('rome'), ('lima'))"]),
+    ]
+    for gold, answers in cases:
+        for answer in answers:
+            training = rewards(sql_task, make_example(gold), fence(answer))
+            assert training == {"sql_format": 1.0, "executes": 1.0, "result_match": 1.0}, (gold, answer)
+
+
+def test_identifiers_in_any_case_read_the_table(sql_task, make_example):
+    """Trial finding: SQLite reports `count(*) FROM STUDENT` as a read of "STUDENT" (the name as written), so the
+    table-read rule refused `SELECT count(*) FROM Student`; reads are folded as SQLite folds identifiers. A CTE
+    named like a table is no read of it."""
+    gold = "SELECT count(*) FROM student"
+    for answer in ("SELECT count(*) FROM Student", "select COUNT(*) from STUDENT", "SELECT count(*) FROM STUDENT s",
+                   'SELECT count(*) FROM "STUDENT"', "SELECT count(*) FROM Main.Student",
+                   "WITH X AS (SELECT * FROM STUDENT) SELECT count(*) FROM x"):
+        training, official = both(sql_task, make_example, gold, fence(answer))
+        assert training == official == {"sql_format": 1.0, "executes": 1.0, "result_match": 1.0}, answer
+    for shadow in ("WITH student(n) AS (VALUES (1), (1), (1), (1), (1), (1)) SELECT count(*) FROM student",
+                   "WITH RECURSIVE Student(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM student WHERE x < 6) "
+                   "SELECT count(*) FROM STUDENT"):
+        training, official = both(sql_task, make_example, gold, fence(shadow))
+        assert (official["result_match"], training["executes"], training["result_match"]) == (1.0, 0.0, 0.0), shadow
+
+
 def test_coinciding_answer_from_other_tables_does_not_match(sql_task, make_example):
     gold = "SELECT count(*) FROM student WHERE year = 2"  # 2, as many as there are clubs
     training, official = both(sql_task, make_example, gold, fence("SELECT count(*) FROM club"))
