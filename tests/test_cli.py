@@ -155,3 +155,19 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
     unknown.write_text("max_stepz: 3\n")
     assert main(["train", SQL_TASK, "--config", str(unknown)]) == 2
     assert "unknown key in --config: --max_stepz (did you mean --max_steps?)" in error_line(capsys)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
+def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
+    """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with
+    logging_steps, silently; a YAML key is checked as the flag is."""
+    letters = str(ROOT / "tests" / "fixtures" / "letters_task.py")
+    expected = (f"error: --eval_steps must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: "
+                f"every quarter), got {value}")
+    assert main(["train", letters, "--eval_steps", value, "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == expected
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"save_steps: {value}\n")
+    assert main(["train", letters, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == expected.replace("--eval_steps", "--save_steps")
+    assert not (tmp_path / "o").exists()

@@ -157,6 +157,21 @@ def train_command(rest: list[str]) -> int:
         return _error(_explain_parse_error(str(exc), hf_parser))
     if config.max_steps == 0 or config.max_steps < -1:
         return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
+    for name in ("eval_steps", "save_steps", "logging_steps"):
+        # As given, before TrainingArguments reads it: it runs with -1 (no evaluation but the first and last) and
+        # replaces 0 with logging_steps, silently either way
+        given = _given(flags, file_values, name)
+        if given is None:
+            continue
+        try:
+            value = float(given)
+        except (TypeError, ValueError):
+            continue  # the parser has reported it
+        if not ((value >= 1 and value.is_integer()) or 0 < value < 1):
+            return _error(
+                f"--{name} must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: every "
+                f"quarter), got {given}"
+            )
     if (
         str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
         and preset.get("eval_on_start")
