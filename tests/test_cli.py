@@ -171,3 +171,36 @@ def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     assert main(["train", letters, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
     assert error_line(capsys) == expected.replace("--eval_steps", "--save_steps")
     assert not (tmp_path / "o").exists()
+
+
+def _letters_with_length(tmp_path, length):
+    """The letters fixture task with Task(max_completion_length=length)."""
+    src = (ROOT / "tests" / "fixtures" / "letters_task.py").read_text()
+    path = tmp_path / "letters_len.py"
+    path.write_text(src.replace('    name="letters",', f'    name="letters",\n    max_completion_length={length},'))
+    return str(path)
+
+
+def test_help_with_a_task_shows_the_tasks_max_completion_length(tmp_path, capsys):
+    task = _letters_with_length(tmp_path, 7)
+    assert main(["train", task, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Maximum length of the generated completion. The task file " in text  # argparse wraps the path
+    assert "letters_len.py sets it. (default: 7)" in text
+    assert main(["train", "--help"]) == 0
+    assert "Maximum length of the generated completion. (default: 64)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_banner_names_the_tasks_max_completion_length_unless_a_flag_set_it(tmp_path, local_model, capsys):
+    task = _letters_with_length(tmp_path, 7)
+    small = ["--model", str(local_model), "--per_device_train_batch_size", "8", "--max_steps", "1",
+             "--report_to", "none", "--save_policy", "false"]
+    assert main(["train", task, *small, "--output_dir", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    banner = next(i for i, line in enumerate(out) if line.startswith("task: letters"))
+    assert out[banner + 1] == "max_completion_length 7 (from the task)"
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["args"]["max_completion_length"] == 7
+    assert main(["train", task, *small, "--max_completion_length", "5", "--output_dir", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "(from the task)" not in out
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["args"]["max_completion_length"] == 5

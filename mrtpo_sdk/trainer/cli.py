@@ -119,6 +119,18 @@ def train_command(rest: list[str]) -> int:
 
         preset.setdefault("bf16", torch.cuda.is_available())  # TRL's bf16 default fails on a CPU-only machine
     if known.help or not known.task:
+        if known.help and known.task:  # `train TASK --help`: the defaults this task trains with
+            from ..loader import load_task
+
+            try:
+                task = load_task(known.task)
+            except MRTPOError as exc:
+                print(f"note: defaults shown without the task's own ({exc})", file=sys.stderr, flush=True)
+            else:
+                if task.max_completion_length is not None:
+                    preset["max_completion_length"] = task.max_completion_length
+                    action = hf_parser._option_string_actions["--max_completion_length"]
+                    action.help = f"{action.help or ''} The task file {known.task} sets it.".strip()
         hf_parser.set_defaults(**preset)
         if not known.help:
             return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
@@ -181,8 +193,11 @@ def train_command(rest: list[str]) -> int:
     script_args.model = known.model
     _require_extras(config)
     peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
+    from_task = {}  # the task's settings that took effect: no flag or --config key set them
+    if task.max_completion_length is not None and _given(flags, file_values, "max_completion_length") is None:
+        from_task["max_completion_length"] = config.max_completion_length
     return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
-                        model_args=model_args)
+                        model_args=model_args, from_task=from_task)
 
 
 def _snake_case_flags(rest: list[str], parser) -> list[str]:
@@ -333,8 +348,10 @@ def _explain_parse_error(message: str, parser) -> str:
 
 def run_training(
     task, script_args: TrainScriptArguments, config, task_file: str | None = None, peft_config: Any = None,
-    model_args: Any = None,
+    model_args: Any = None, from_task: dict[str, Any] | None = None,
 ) -> int:
+    """Train ``task`` and print where the outputs are. ``from_task``: the settings the task file chose (no flag or
+    ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``."""
     from ..policy.for_task import task_policy
     from ..policy.pretrained import POLICY_SUBDIR
 
@@ -391,6 +408,8 @@ def run_training(
         f"algo: {config.algo}; steps: {config.max_steps}; output: {config.output_dir}",
         flush=True,
     )
+    if from_task:
+        print("; ".join(f"{k} {v} (from the task)" for k, v in from_task.items()), flush=True)
     trainer = MRTPOTrainer(
         task,
         model,
