@@ -204,3 +204,16 @@ def test_the_banner_names_the_tasks_max_completion_length_unless_a_flag_set_it(t
     out = capsys.readouterr().out
     assert "(from the task)" not in out
     assert json.loads((tmp_path / "b" / "run.json").read_text())["args"]["max_completion_length"] == 5
+
+
+def test_the_dev_summary_marks_headline_metrics_in_words_not_markdown(capsys):
+    from mrtpo_sdk.trainer.cli import print_eval_change
+
+    before = {"step": 0, "eval/prompt_level_strict_acc": 0.08, "eval/follows": 0.5, "eval/all_rewards": 0.1}
+    after = {"step": 4, "eval/prompt_level_strict_acc": 0.1, "eval/follows": 0.625, "eval/all_rewards": 0.2}
+    print_eval_change(before, after, ["prompt_level_strict_acc"], ["follows", "all_rewards", "missing"])
+    assert capsys.readouterr().out.splitlines() == [
+        "  prompt_level_strict_acc: 0.080 -> 0.100 (headline)",
+        "  follows: 0.500 -> 0.625",
+        "  all_rewards: 0.100 -> 0.200",
+    ]

@@ -3,6 +3,7 @@ generate, prompt encoding vs TRL's, `mrtpo-sdk eval`, and training that saves it
 
 import json
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -220,7 +221,8 @@ def test_train_saves_the_policy_and_eval_scores_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "dev (dev, 42 examples, greedy), step 0 -> step 2:" in out
-    assert "**execution_accuracy:" in out
+    assert re.search(r"^  execution_accuracy: \d\.\d{3} -> \d\.\d{3} \(headline\)$", out, re.M)
+    assert "**" not in out
     info = json.loads((run / "run.json").read_text())
     assert info["finished"] and info["global_step"] == 2 and info["algo"] == "mrtpo"
     # training semantics rewards; the official (Spider) execution accuracy is reported beside it

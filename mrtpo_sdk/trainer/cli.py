@@ -516,11 +516,7 @@ def run_training(
             mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
             print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
             headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
-            for key in [*headline, *task.verifier_names, "all_rewards"]:
-                b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")
-                if b is not None and a is not None:
-                    mark = "**" if key in headline else "  "
-                    print(f"  {mark}{key}: {b:.3f} -> {a:.3f}")
+            print_eval_change(before, after, headline, [*task.verifier_names, "all_rewards"])
         print(f"metrics: {out / 'metrics.jsonl'}")
         if (out / "rewards.png").exists():
             print(f"curves:  {out / 'rewards.png'}")
@@ -536,6 +532,22 @@ def run_training(
         else:
             print("policy:  not saved (--save_policy false)")
     return 0
+
+
+def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: list[str], others: list[str]) -> None:
+    """The dev metrics before -> after training, one line each: the task's headline metrics first, marked
+    ``(headline)`` (and bold on a terminal), then the rewards."""
+    from rich.console import Console
+
+    console = Console(soft_wrap=True, highlight=False)  # plain text when stdout is not a terminal
+    for key in [*headline, *(k for k in others if k not in headline)]:
+        b, a = before.get(f"eval/{key}"), after.get(f"eval/{key}")
+        if b is None or a is None:
+            continue
+        if key in headline:
+            console.print(f"  {key}: {b:.3f} -> {a:.3f} (headline)", style="bold", markup=False)
+        else:
+            console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
 
 
 def _write_model_card(trainer, policy_dir: Path, task) -> None:
