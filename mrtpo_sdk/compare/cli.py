@@ -3,7 +3,8 @@
 ``mrtpo-sdk compare RUN_DIR [RUN_DIR ...] [--output_dir D] [--threshold 0.8] [--smooth 3]`` compares finished runs;
 ``mrtpo-sdk compare TASK_FILE[@name] [--algos mrtpo,gdpo,grpo] [--seeds 1,2,3] [--output_dir D] [train flags]``
 first trains the matrix (:mod:`mrtpo_sdk.compare.matrix`), then compares it. An argument ending in ``.py`` (or
-``.py@name``) is a task file; any other is a run folder. The inputs come first; every option that is not one of
+``.py@name``) is a task file, and so is a bundled task's name (``sql``, ``long_form``) that is not an existing
+folder; any other is a run folder. The inputs come first; every option that is not one of
 compare's own is passed to ``mrtpo-sdk train`` (task form only).
 
 Comparing run folders never imports torch; only a folder without ``run.json`` (whose algo is read from its name)
@@ -34,8 +35,13 @@ def valid_algorithms() -> tuple[str, ...]:
 
 
 def is_task_spec(arg: str) -> bool:
-    """``tasks/sql.py`` and ``tasks/sql.py@name`` are task files; anything else is a run folder."""
-    return arg.endswith(".py") or ".py@" in arg
+    """``tasks/sql.py`` and ``tasks/sql.py@name`` are task files, and so is a bundled task's name (``long_form``,
+    ``sql@name``) unless a folder of that name exists (a run folder); anything else is a run folder."""
+    if arg.endswith(".py") or ".py@" in arg:
+        return True
+    from ..resources import bundled_task_file
+
+    return not Path(arg).is_dir() and bundled_task_file(arg.split("@", 1)[0]) is not None
 
 
 def compare_parser() -> ArgumentParser:
@@ -49,7 +55,13 @@ def compare_parser() -> ArgumentParser:
         epilog="Inputs come first; in the task form every other option is passed to `mrtpo-sdk train` "
         "(e.g. --max_steps 50 --model ID). Exit status: 0 done, 2 a usage error or a failed training run.",
     )
-    p.add_argument("inputs", nargs="*", metavar="RUN_DIR|TASK_FILE", help="run folders, or one task file")
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="RUN_DIR|TASK_FILE",
+        help="run folders, or one task file or bundled task name (e.g. long_form; an existing folder of that name "
+        "is a run folder)",
+    )
     p.add_argument("--algos", metavar="A,B", help="task form: comma-separated algorithms (default: all)")
     p.add_argument(
         "--seeds", metavar="N,M", help=f"task form: comma-separated integer seeds (default {_DEFAULT_SEEDS})"

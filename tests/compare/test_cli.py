@@ -244,3 +244,22 @@ def test_a_run_trained_with_other_flags_is_rerun(trainer, tmp_path, capsys):
     assert json.loads((out / "grpo-seed3" / "compare_flags.json").read_text()) == {
         "train_flags": ["--learning_rate", "0.5"]
     }
+
+
+def test_a_bundled_task_name_is_a_task_unless_such_a_folder_exists(trainer, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "m"
+    assert main(["compare", "long_form", "--algos", "mrtpo,gdpo", "--seeds", "1", "--max_steps", "3",
+                 "--output_dir", str(out)]) == 0
+    assert called(trainer) == [("mrtpo", "1"), ("gdpo", "1")]
+    assert trainer[0] == ["long_form", "--algo", "mrtpo", "--seed", "1", "--output_dir", str(out / "mrtpo-seed1"),
+                          "--max_steps", "3"]
+    assert "compare: long_form, 2 algos x 1 seed = 2 runs in " in capsys.readouterr().out
+    # a folder of that name in the working folder is a run folder, as before
+    write_run(tmp_path / "long_form", algo="mrtpo", seed=1, curves={"r": [1.0]}, task="long_form")
+    write_run(tmp_path / "other", algo="gdpo", seed=1, curves={"r": [1.0]}, task="long_form")
+    trainer.clear()
+    assert main(["compare", "long_form", "other", "--output_dir", str(tmp_path / "o")]) == 0
+    assert trainer == []
+    assert [r["path"] for r in json.loads((tmp_path / "o" / "compare.json").read_text())["runs"]] == [
+        "long_form", "other"]
