@@ -23,7 +23,7 @@ from ..errors import MRTPOError
 
 __all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
 
-_OWN_OPTIONS = ("--algos", "--seeds", "--output_dir", "--threshold", "--smooth")
+_OWN_OPTIONS = ("--algos", "--seeds", "--output_dir", "--threshold", "--smooth", "--overwrite_report")
 _DEFAULT_SEEDS = "1,2,3"
 
 
@@ -74,7 +74,25 @@ def compare_parser() -> ArgumentParser:
     )
     p.add_argument("--threshold", type=float, default=0.8, help="reward threshold for steps-to-threshold (0.8)")
     p.add_argument("--smooth", type=int, default=3, help="trailing moving-average window in logged steps (3)")
+    p.add_argument(
+        "--overwrite_report",
+        nargs="?",
+        const="true",
+        default="false",
+        metavar="true|false",
+        help="replace a compare.json/compare.md in the report folder that compares other runs (default: refuse; a "
+        "comparison of the same runs is always rewritten). Train's --overwrite_output_dir replaces runs, not this",
+    )
     return p
+
+
+def _bool(value: str, flag: str) -> bool:
+    v = str(value).strip().lower()
+    if v in ("true", "1", "yes", "y"):
+        return True
+    if v in ("false", "0", "no", "n"):
+        return False
+    raise MRTPOError(f"{flag}: expected true or false, got {value!r}")
 
 
 def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -94,7 +112,10 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             if arg.split("=", 1)[0] != name:
                 spelling_note(name, arg.split("=", 1)[0])
             own.append(arg)
-            if "=" not in arg and i + 1 < len(argv):
+            takes_value = arg.split("=", 1)[0] != "--overwrite_report" or (
+                i + 1 < len(argv) and argv[i + 1].lower() in ("true", "false", "1", "0", "yes", "no")
+            )
+            if "=" not in arg and takes_value and i + 1 < len(argv):
                 own.append(argv[i + 1])
                 i += 1
         elif arg in ("-h", "--help"):
@@ -173,6 +194,7 @@ def compare_command(argv: Sequence[str]) -> int:
         raise MRTPOError(f"--threshold must be a finite number, got {args.threshold}")
     if args.smooth < 1:
         raise MRTPOError(f"--smooth must be a positive number of logged steps, got {args.smooth}")
+    args.overwrite_report = _bool(args.overwrite_report, "--overwrite_report")
     tasks = [a for a in args.inputs if is_task_spec(a)]
     if tasks:
         if len(args.inputs) > 1:
@@ -184,8 +206,8 @@ def compare_command(argv: Sequence[str]) -> int:
     if train_flags:
         hint = did_you_mean(train_flags[0].split("=", 1)[0].replace("-", "_").replace("__", "--", 1), _OWN_OPTIONS)
         raise MRTPOError(
-            f"unknown option {train_flags[0]}{hint} (options other than --output_dir, --threshold and --smooth are "
-            f"train flags and apply only with a TASK_FILE)"
+            f"unknown option {train_flags[0]}{hint} (options other than --output_dir, --threshold, --smooth and "
+            f"--overwrite_report are train flags and apply only with a TASK_FILE)"
         )
     if args.algos is not None or args.seeds is not None:
         flag = "--algos" if args.algos is not None else "--seeds"
@@ -210,6 +232,53 @@ def _load_runs(run_dirs: Sequence[Path]):
     return [load_run(p, algorithms) for p in run_dirs]
 
 
+def check_report_target(output_dir: Path, run_dirs: Sequence[Path], *, overwrite: bool) -> None:
+    """A comparison is never replaced silently by one of other runs: ``output_dir`` may hold no report, a report of
+    the same runs (rewritten: new threshold, new rows), or, with ``--overwrite_report``, any report (a note names
+    what it replaces).
+
+    Raises:
+        MRTPOError: ``output_dir`` holds a comparison of other runs (or a compare.md/compare.json it cannot read)
+            and ``overwrite`` is False.
+    """
+    import json
+
+    existing = [output_dir / n for n in ("compare.json", "compare.md") if (output_dir / n).is_file()]
+    if not existing:
+        return
+    wanted = {str(Path(p).resolve()) for p in run_dirs}
+    old: list[str] | None = None
+    try:
+        data = json.loads((output_dir / "compare.json").read_text(encoding="utf-8"))
+        old = [str(r.get("resolved_path") or Path(r["path"]).resolve()) for r in data["runs"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        old = None  # no compare.json, or not one compare wrote: whose runs it compares is unknown
+    if old is not None and set(old) == wanted:
+        return
+    what = f"a comparison of other runs ({_n(len(old), 'run')})" if old is not None else "a comparison it cannot read"
+    if overwrite:
+        print(f"note: --overwrite_report: replacing {what} in {output_dir}", flush=True)
+        return
+    raise MRTPOError(
+        f"{output_dir} already holds {what} ({', '.join(p.name for p in existing)}); pass --output_dir DIR to write "
+        f"this one elsewhere, or --overwrite_report true to replace it"
+    )
+
+
+def _threshold_note(runs, threshold: float) -> str | None:
+    """A threshold above every logged reward mean of every run: no steps-to-threshold can be reached."""
+    values = [
+        v for run in runs for row in run.rows for k, v in row.items()
+        if k.startswith("rewards/") and k.endswith("/mean") and isinstance(v, (int, float))
+    ]
+    if not values or threshold <= max(values):
+        return None
+    return (
+        f"note: --threshold {threshold:g} is above every logged reward mean (the highest is {max(values):.3f}; a "
+        f"reward is at most its verifier's maximum, usually 1): every steps-to-threshold reads '>N'"
+    )
+
+
 def _report(runs, args, output_dir: Path) -> int:
     from .report import print_table, write_report
     from .stats import compare_runs
@@ -217,12 +286,16 @@ def _report(runs, args, output_dir: Path) -> int:
     report = compare_runs(runs, threshold=args.threshold, smooth=args.smooth)
     paths = write_report(report, runs, output_dir)
     print_table(report, paths)
+    note = _threshold_note(runs, args.threshold)
+    if note:
+        print(note, flush=True)
     return 0
 
 
 def _compare_dirs(run_dirs: list[Path], args) -> int:
     runs = _load_runs(run_dirs)
     output_dir = Path(args.output_dir) if args.output_dir else default_report_dir(run_dirs)
+    check_report_target(output_dir, run_dirs, overwrite=args.overwrite_report)
     return _report(runs, args, output_dir)
 
 
@@ -241,6 +314,9 @@ def _compare_task(spec: str, args, train_flags: list[str]) -> int:
 
     task = load_task(spec)  # fails early, in one line, on a bad task file
     output_dir = Path(args.output_dir) if args.output_dir else Path("runs") / f"compare-{task.name}"
+    # before any training: the matrix's report would replace one of other runs (e.g. more seeds)
+    cell_dirs = [output_dir / f"{algo}-seed{seed}" for seed in seeds for algo in algos]  # as matrix.plan_matrix
+    check_report_target(output_dir, cell_dirs, overwrite=args.overwrite_report)
     print(
         f"compare: {task.name}, {_n(len(algos), 'algo')} x {_n(len(seeds), 'seed')} = "
         f"{_n(len(algos) * len(seeds), 'run')} in {output_dir}",

@@ -481,6 +481,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         "runs": [
             {
                 "path": str(run.path),
+                "resolved_path": str(Path(run.path).resolve()),  # which runs a compare.json is of, from any folder
                 "algo": run.algo,
                 "seed": run.seed,
                 "task": run.task,

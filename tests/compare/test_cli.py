@@ -263,3 +263,58 @@ def test_a_bundled_task_name_is_a_task_unless_such_a_folder_exists(trainer, tmp_
     assert trainer == []
     assert [r["path"] for r in json.loads((tmp_path / "o" / "compare.json").read_text())["runs"]] == [
         "long_form", "other"]
+
+
+# ------------------------------------------------------------------------------------------------ the report folder
+
+
+def test_a_comparison_of_other_runs_is_never_replaced_silently(experiment, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    big = ["runs/mrtpo-seed1", "runs/gdpo-seed1", "runs/mrtpo-seed2", "runs/gdpo-seed2"]
+    assert main(["compare", *big]) == 0
+    before = (tmp_path / "runs" / "compare.md").read_text()
+    capsys.readouterr()
+    # a smaller matrix into the same default folder (the runs' parent): refused, nothing written
+    assert main(["compare", "runs/mrtpo-seed1", "--threshold", "2"]) == 2
+    assert error_line(capsys) == (
+        "error: runs already holds a comparison of other runs (4 runs) (compare.json, compare.md); pass "
+        "--output_dir DIR to write this one elsewhere, or --overwrite_report true to replace it"
+    )
+    assert (tmp_path / "runs" / "compare.md").read_text() == before
+    # the same runs (given in another order, another threshold): rewritten
+    assert main(["compare", *reversed(big), "--threshold", "0.5"]) == 0
+    assert json.loads((tmp_path / "runs" / "compare.json").read_text())["threshold"] == 0.5
+    # asked for: replaced, with a note
+    capsys.readouterr()
+    assert main(["compare", "runs/mrtpo-seed1", "--overwrite_report", "true"]) == 0
+    assert "note: --overwrite_report: replacing a comparison of other runs (4 runs) in runs" in capsys.readouterr().out
+    assert [r["path"] for r in json.loads((tmp_path / "runs" / "compare.json").read_text())["runs"]] == [
+        "runs/mrtpo-seed1"]
+    # a compare.md of unknown runs (no compare.json) is not replaced either
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "compare.md").write_text("# my notes\n")
+    assert main(["compare", "runs/mrtpo-seed1", "--output_dir", str(other)]) == 2
+    assert "already holds a comparison it cannot read (compare.md)" in error_line(capsys)
+    assert main(["compare", "runs/mrtpo-seed1", "--output_dir", str(other), "--overwrite_report"]) == 0
+
+
+def test_the_matrix_refuses_a_report_folder_of_other_runs_before_training(trainer, tmp_path, capsys):
+    out = tmp_path / "m"
+    assert main(["compare", TOY_TASK, "--algos", "mrtpo,gdpo", "--seeds", "1,2", "--output_dir", str(out)]) == 0
+    trainer.clear()
+    capsys.readouterr()
+    assert main(["compare", TOY_TASK, "--algos", "mrtpo", "--seeds", "1", "--output_dir", str(out)]) == 2
+    assert "already holds a comparison of other runs (4 runs)" in error_line(capsys)
+    assert trainer == []  # nothing trained
+    assert main(["compare", TOY_TASK, "--algos", "mrtpo,gdpo", "--seeds", "1,2", "--output_dir", str(out)]) == 0
+
+
+def test_a_threshold_no_reward_reaches_gets_a_note(tmp_path, capsys):
+    a = write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [0.2, 1.0, 0.9]})
+    assert main(["compare", str(a), "--threshold", "2", "--output_dir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert ("note: --threshold 2 is above every logged reward mean (the highest is 1.000; a reward is at most its "
+            "verifier's maximum, usually 1): every steps-to-threshold reads '>N'") in out
+    assert main(["compare", str(a), "--threshold", "0.9", "--output_dir", str(tmp_path / "o")]) == 0
+    assert "note: --threshold" not in capsys.readouterr().out
