@@ -217,3 +217,25 @@ def test_the_dev_summary_marks_headline_metrics_in_words_not_markdown(capsys):
         "  follows: 0.500 -> 0.625",
         "  all_rewards: 0.100 -> 0.200",
     ]
+
+
+def test_policy_loads_show_no_transformers_progress_bar(tmp_path, local_model, capsys):
+    from transformers.utils import logging as hf_logging
+
+    letters = str(ROOT / "tests" / "fixtures" / "letters_task.py")
+    assert hf_logging.is_progress_bar_enabled()
+    assert main(["eval", letters, "--model", str(local_model), "--split", "train", "--max_examples", "2",
+                 "--max_completion_length", "4", "--output_dir", str(tmp_path / "e")]) == 0
+    captured = capsys.readouterr()
+    assert "Loading weights" not in captured.err + captured.out
+    assert "letters / train: 2 examples" in captured.out
+    assert hf_logging.is_progress_bar_enabled()  # restored: the user's own setting stands
+    hf_logging.disable_progress_bar()
+    try:
+        from mrtpo_sdk.policy.pretrained import quiet_loading
+
+        with quiet_loading():
+            pass
+        assert not hf_logging.is_progress_bar_enabled()  # a user's disable_progress_bar() is kept
+    finally:
+        hf_logging.enable_progress_bar()

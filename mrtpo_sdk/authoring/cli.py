@@ -189,19 +189,20 @@ def explain_command(argv: list[str]) -> int:
         if task.reference is None:
             raise MRTPOError(f"task {task.name!r} has no reference=...; pass the completion with --completion")
         completion = task.reference_completion(example)
-    if args.model is None:
-        model, tokenizer, path = task_policy(
-            task,
-            examples,
-            seed=args.seed,
-            preset=args.policy_preset,
-            log=lambda msg: print(msg, file=sys.stderr, flush=True),
-        )
-        label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
-    else:
-        from ..policy.pretrained import load_pretrained
+    from ..policy.pretrained import load_pretrained, quiet_loading
 
-        model, tokenizer, label = load_pretrained(args.model)  # a run folder of train, a model folder or an id
+    with quiet_loading():  # no "Loading weights" bar between our lines
+        if args.model is None:
+            model, tokenizer, path = task_policy(
+                task,
+                examples,
+                seed=args.seed,
+                preset=args.policy_preset,
+                log=lambda msg: print(msg, file=sys.stderr, flush=True),
+            )
+            label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
+        else:
+            model, tokenizer, label = load_pretrained(args.model)  # a run folder of train, a model folder or an id
     import torch
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device

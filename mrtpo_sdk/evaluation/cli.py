@@ -77,7 +77,7 @@ def eval_command(argv: list[str]) -> int:
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..loader import load_task
     from ..policy.for_task import check_policy_preset, task_policy
-    from ..policy.pretrained import load_pretrained, to_device
+    from ..policy.pretrained import load_pretrained, quiet_loading, to_device
     from .core import evaluate_policy
 
     for name in ("num_generations", "max_examples", "max_completion_length", "batch_size"):
@@ -98,18 +98,19 @@ def eval_command(argv: list[str]) -> int:
         examples = examples[: args.max_examples]
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
     embedded = args.model is None
-    if embedded:
-        model, tokenizer, path = task_policy(
-            task,
-            task.load_examples("train", args.data),
-            seed=args.seed,
-            preset=args.policy_preset,
-            log=lambda msg: print(msg, file=sys.stderr, flush=True),
-        )
-        label = f"embedded bootstrap policy ({args.policy_preset}, seed {args.seed}) from {path}"
-        model = to_device(model, device)
-    else:
-        model, tokenizer, label = load_pretrained(args.model, device=device)
+    with quiet_loading():  # no "Loading weights" bar beside the table
+        if embedded:
+            model, tokenizer, path = task_policy(
+                task,
+                task.load_examples("train", args.data),
+                seed=args.seed,
+                preset=args.policy_preset,
+                log=lambda msg: print(msg, file=sys.stderr, flush=True),
+            )
+            label = f"embedded bootstrap policy ({args.policy_preset}, seed {args.seed}) from {path}"
+            model = to_device(model, device)
+        else:
+            model, tokenizer, label = load_pretrained(args.model, device=device)
     defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS if embedded else {"temperature": 1.0, "max_completion_length": 256}
     run_args = _run_args(args.model) if not embedded else {}
     if run_args:  # a run folder of train: score it as it was trained (its sampling settings)

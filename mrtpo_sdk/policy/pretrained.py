@@ -3,6 +3,8 @@ Hugging Face model id."""
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ __all__ = [
     "load_pretrained",
     "load_tokenizer",
     "looks_like_path",
+    "quiet_loading",
     "resolve_model",
     "to_device",
 ]
@@ -31,6 +34,22 @@ _MODEL_HINT = (
     "pass a run folder of `mrtpo-sdk train`, a local model folder (with config.json) or a Hugging Face model id"
 )
 
+
+
+@contextlib.contextmanager
+def quiet_loading():
+    """transformers' "Loading weights: 100%|███| 26/26" bar off while a policy loads (eval, explain, train's policy
+    load, and so compare's runs); the setting it had is restored after (training's own progress is ours, and a user's
+    ``disable_progress_bar()``/``enable_progress_bar()`` stands)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 def resolve_model(model: str) -> str:
     """``~`` expanded; ``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy; anything else unchanged."""

@@ -378,17 +378,20 @@ def run_training(
         _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
     if checkpoint is None:
         prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
+    from ..policy.pretrained import quiet_loading
+
     model: Any = script_args.model
     tokenizer = None
     if model is None:
-        model, tokenizer, path = task_policy(
-            task,
-            examples,
-            seed=config.seed,
-            preset=script_args.policy_preset,
-            rebuild=script_args.rebuild_policy,
-            log=lambda msg: print(msg, flush=True),
-        )
+        with quiet_loading():  # the cached embedded policy: no "Loading weights" bar
+            model, tokenizer, path = task_policy(
+                task,
+                examples,
+                seed=config.seed,
+                preset=script_args.policy_preset,
+                rebuild=script_args.rebuild_policy,
+                log=lambda msg: print(msg, flush=True),
+            )
         policy_label = (
             f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
             f"from {path}"
@@ -410,16 +413,17 @@ def run_training(
     )
     if from_task:
         print("; ".join(f"{k} {v} (from the task)" for k, v in from_task.items()), flush=True)
-    trainer = MRTPOTrainer(
-        task,
-        model,
-        config,
-        examples=examples,
-        data=script_args.data,
-        processing_class=tokenizer,
-        callbacks=[RichProgressCallback(task.verifier_names)],
-        peft_config=peft_config,
-    )
+    with quiet_loading():  # TRL loads --model (and a reference model) here
+        trainer = MRTPOTrainer(
+            task,
+            model,
+            config,
+            examples=examples,
+            data=script_args.data,
+            processing_class=tokenizer,
+            callbacks=[RichProgressCallback(task.verifier_names)],
+            peft_config=peft_config,
+        )
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     # Our progress bar shows the rewards and metrics.jsonl has every log: HF's printer and tqdm bar (which prints
