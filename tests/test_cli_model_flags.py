@@ -187,3 +187,30 @@ def test_task_form_examples_without_ids_get_generated_ids(tmp_path):
     rows = Dataset.from_list([{"w": w} for w in "abcdefgh"])
     trainer = MRTPOTrainer(task, model, config(tmp_path, max_steps=1), examples=rows, processing_class=tok)
     assert sorted(trainer._examples_by_id)[0].startswith("0-") and len(trainer._examples_by_id) == 8
+
+
+def test_the_model_card_names_the_base_policy_and_the_task_file_without_dead_hub_links(tmp_path, local_model):
+    out = tmp_path / "run"
+    (out).mkdir()
+    (out / "README.md").write_text("my notes\n")  # a README.md of the user's in the run folder stays as it was
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--output_dir", str(out)]) == 0
+    card = (out / "policy" / "README.md").read_text()
+    assert "huggingface.co/None" not in card and "huggingface.co/datasets/" not in card and "[None]" not in card
+    line = next(x for x in card.splitlines() if x.startswith("This model is a fine-tuned version of"))
+    assert line == (f"This model is a fine-tuned version of the local model `{local_model}`, trained with mrtpo-sdk "
+                    f"on the task `letters` (task file `{LETTERS}`).")
+    assert "# Model Card for letters (mrtpo) policy" in card
+    assert f'pipeline("text-generation", model="{out / "policy"}"' in card
+    assert "trained with MRTPO" in card and "2610.21439" in card
+    assert (out / "README.md").read_text() == "my notes\n"
+
+
+def test_the_embedded_policy_card_names_the_bootstrap_policy(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--policy_preset", "tiny", *SMALL, "--output_dir", str(out)]) == 0
+    card = (out / "policy" / "README.md").read_text()
+    line = next(x for x in card.splitlines() if x.startswith("This model is a fine-tuned version of"))
+    assert line.startswith("This model is a fine-tuned version of the embedded bootstrap policy (")
+    assert line.endswith(f"trained with mrtpo-sdk on the task `letters` (task file `{LETTERS}`).")
+    assert "huggingface.co/None" not in card
+    assert not (out / "README.md").exists()  # the card lives in policy/ only

@@ -478,7 +478,7 @@ def run_training(
         else:
             trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
         if trainer.accelerator.is_main_process:
-            _write_model_card(trainer, policy_dir, task)
+            _write_model_card(trainer, policy_dir, task, base=policy_label, task_file=task_file)
         hf_logging.enable_progress_bar()
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
@@ -554,18 +554,43 @@ def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: l
             console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
 
 
-def _write_model_card(trainer, policy_dir: Path, task) -> None:
-    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), written where the policy
-    is; a card that cannot be made leaves a note, never a failed run."""
-    import shutil
+def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: str | None) -> None:
+    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), saying what the base policy
+    was (``base``: the embedded bootstrap policy and its folder, a local model folder, or a Hub id, the only one
+    linked) and the task file, with no link to a Hub page that does not exist; the quick start loads the policy
+    folder. TRL writes the card into the run folder: a README.md there before is put back (none: removed), so the
+    card lives in ``policy/`` only. A card that cannot be made leaves a note, never a failed run."""
+    import json
+    import re
 
+    root_card = Path(trainer.args.output_dir) / "README.md"
+    before = root_card.read_bytes() if root_card.is_file() else None
     try:
-        trainer.create_model_card(dataset_name=task.name)
-        card = Path(trainer.args.output_dir) / "README.md"
-        if card.is_file():
-            shutil.copyfile(card, policy_dir / "README.md")
+        trainer.create_model_card(model_name=f"{task.name} ({trainer.args.algo}) policy")
+        text = root_card.read_text(encoding="utf-8")
+        from ..policy.pretrained import looks_like_path
+
+        hub = base if not base.startswith("embedded ") and not looks_like_path(base) else None
+        origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
+            f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
+        )
+        where = f"task `{task.name}`" + (f" (task file `{task_file}`)" if task_file else "")
+        text = re.sub(
+            r"^This model is a fine-tuned version of .*$",
+            lambda _: f"This model is a fine-tuned version of {origin}, trained with mrtpo-sdk on the {where}.",
+            text,
+            count=1,
+            flags=re.M,
+        )
+        text = text.replace('model="None"', f"model={json.dumps(str(policy_dir))}")  # the quick start loads it
+        (policy_dir / "README.md").write_text(text, encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 - the card is a nicety
         print(f"note: no model card ({type(exc).__name__}: {exc})", flush=True)
+    finally:
+        if before is not None:
+            root_card.write_bytes(before)
+        elif root_card.is_file():
+            root_card.unlink()
 
 
 def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
