@@ -184,12 +184,14 @@ def reference(example):
     return example.meta["reference"]
 
 
-_WORD = re.compile(r"[A-Za-z0-9']+")
+_NOT_WORD = re.compile(r"[^\w']+")
 
 
 def _is_report(example, completion: str) -> bool:
-    """At least MIN_WORDS words, MIN_DISTINCT_WORDS of them different, once copies of the prompt are cut out."""
-    words = [w.casefold() for w in _WORD.findall(remove_echoes(completion, echoes_of(example)))]
+    """At least MIN_WORDS words, MIN_DISTINCT_WORDS of them different, once copies of the prompt are cut out. A word
+    is a whitespace-separated token with a letter in it (``w0-w1-...-w59`` or words joined by U+200B are one)."""
+    tokens = remove_echoes(completion, echoes_of(example)).split()
+    words = [_NOT_WORD.sub("", t).casefold() for t in tokens if any(c.isalpha() for c in t)]
     return len(words) >= MIN_WORDS and len(set(words)) >= MIN_DISTINCT_WORDS
 
 

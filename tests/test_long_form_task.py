@@ -101,7 +101,10 @@ def test_a_short_completion_earns_nothing(task, train) -> None:
     assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # past the gate: it judges the constraint
     # filler and copies of the prompt are not a report (fresh-user trial findings)
     pasted = f"<<Title>>\n\n{(ex.base + ' ') * 6}{kws}. {end}"
-    for text in (pasted, f"<<x>> {'a ' * 50}{kws}. {end}", f"<<x>> {(kws + ' ') * 50}{end}"):
+    joined = "-".join(f"w{i}" for i in range(60))
+    zwsp = "\u200b".join(f"w{i}" for i in range(60))
+    for text in (pasted, f"<<x>> {'a ' * 50}{kws}. {end}", f"<<x>> {(kws + ' ') * 50}{end}",
+                 f"<<R>>\n{joined} {kws}. {end}", f"<<R>>\n{zwsp} {kws}. {end}"):
         assert [r.reward for r in task.score(ex, text)] == [0.0, 0.0, 0.0], text
 
 
