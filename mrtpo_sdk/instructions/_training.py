@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -246,20 +247,59 @@ def _keywords_frequency(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     return compare(n, kw["relation"], kw["frequency"])
 
 
-#: Characters that render as nothing: a forbidden word split by one of them still reads as the word.
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"))
+def _is_ignorable(cp: int) -> bool:
+    """A character that renders as nothing: every format character (Unicode category ``Cf``: soft hyphen,
+    zero-width space/joiners, bidi marks, word joiner, invisible operators, tag characters ``U+E0000..U+E007F``) and
+    the other default-ignorable code points (combining grapheme joiner ``U+034F``, Hangul fillers ``U+115F``,
+    ``U+1160``, ``U+3164``, ``U+FFA0``, variation selectors, Mongolian free variation selectors)."""
+    ch = chr(cp)
+    return (
+        unicodedata.category(ch) == "Cf"
+        or cp in (0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0)
+        or 0x180B <= cp <= 0x180F
+        or 0xFE00 <= cp <= 0xFE0F
+        or 0xE0000 <= cp <= 0xE0FFF
+    )
+
+
+class _Invisible(dict):
+    """A ``str.translate`` table deleting :func:`_is_ignorable` characters (decided per character, cached)."""
+
+    def __missing__(self, cp: int) -> int | None:
+        value = None if _is_ignorable(cp) else cp
+        self[cp] = value
+        return value
+
+
+_INVISIBLE = _Invisible()
 
 
 def _as_read(text: str) -> str:
     """The text as a reader sees it: compatibility forms folded (NFKC: fullwidth ``ｓｔｏｒｙ`` -> ``story``) and
-    invisible characters (soft hyphen, zero-width space/joiners, word joiner) removed. Look-alike letters of other
-    scripts (Cyrillic ``о``) are not folded here (:func:`fold_confusables` does)."""
-    import unicodedata
+    invisible characters (:func:`_is_ignorable`: every format character ``Cf``, and the other default-ignorables)
+    removed. Look-alike letters of other scripts (Cyrillic ``о``) are not folded here (:func:`fold_confusables`
+    does), nor accents (:func:`_skeleton` does)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).translate(_INVISIBLE)
 
-    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+
+def _strip_marks(text: str) -> str:
+    """``text`` decomposed (NFKD) without its combining marks (categories ``Mn``, ``Me``): ``caf\u00e9`` and
+    ``cafe\u0301`` -> ``cafe``."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if unicodedata.category(ch) not in ("Mn", "Me"))
 
 
-#: Cyrillic and Greek letters that render like a Latin letter in common fonts, and that letter: a small map after
+def _skeleton(text: str) -> str:
+    """The letters a reader recognizes: :func:`_as_read`, accents and other combining marks stripped
+    (:func:`_strip_marks`), look-alike letters of other scripts read as Latin (:func:`fold_confusables`)."""
+    return fold_confusables(_strip_marks(_as_read(text)))
+
+
+#: Cyrillic, Greek and Armenian letters (and Latin ``ɑ``, ``ɡ``) that render like a Latin letter in common fonts, and
+#: that letter: a small map after
 #: Unicode's confusables list (UTS #39 ``confusables.txt``), restricted to single letters that look the same in
 #: lower or upper case; no confusables library is a dependency of the SDK.
 CONFUSABLES: dict[str, str] = {
@@ -278,6 +318,12 @@ CONFUSABLES: dict[str, str] = {
     "\u0391": "A", "\u0392": "B", "\u03f9": "C", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
     "\u037f": "J", "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
     "\u03a5": "Y", "\u03a7": "X",
+    # Armenian, lower case
+    "\u0585": "o", "\u057d": "u", "\u0578": "n", "\u0581": "g", "\u0570": "h", "\u0566": "q",
+    # Armenian, upper case
+    "\u0555": "O", "\u054d": "U", "\u054f": "S", "\u053c": "L",
+    # Latin letters outside the Latin blocks counted as Latin below
+    "\u0251": "a", "\u0261": "g",
 }  # fmt: skip
 _CONFUSABLE_TABLE = str.maketrans(CONFUSABLES)
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -310,10 +356,10 @@ def fold_confusables(text: str) -> str:
 @training("keywords:forbidden_words")
 def _keywords_forbidden(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     """No forbidden word as a whole word anywhere (whitespace inside a phrase may be any whitespace), in the text as
-    it reads (fullwidth forms folded, invisible characters removed, Cyrillic/Greek look-alike letters read as the
-    Latin ones, :func:`fold_confusables`)."""
-    text = fold_confusables(_as_read(full))
-    return not any(_whole(w).search(text) for w in kw["forbidden_words"])
+    it reads (:func:`_skeleton`: fullwidth forms folded, invisible characters removed, accents stripped on both the
+    text and the word, Cyrillic/Greek/Armenian look-alike letters read as the Latin ones)."""
+    text = _skeleton(full)
+    return not any(_whole(_skeleton(w)).search(text) for w in kw["forbidden_words"])
 
 
 @training("keywords:letter_frequency")

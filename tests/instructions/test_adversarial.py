@@ -358,6 +358,30 @@ def test_training_forbidden_words_see_through_invisible_and_fullwidth_characters
                  "\uff5aebra.") is False
 
 
+@pytest.mark.parametrize("response", [
+    "I like cof\u200efee a lot.", "I like cof\u2063fee.", "I like cof\u034ffee.", "I like cof\U000e0041fee.",
+    "I like cof\u115ffee.", "I like cof\u3164fee.", "I like cof\ufe0ffee.", "I like c\u0585ffee.",
+    "I like coffe\u0301e.", "I like coff\u00e9e.", "I like \uff43offee.",
+])  # fmt: skip
+def test_training_forbidden_words_see_through_format_characters_marks_and_armenian(response):
+    # every Cf format character and default-ignorable is removed, accents stripped, Armenian look-alikes folded
+    kw = {"forbidden_words": ["coffee"]}
+    assert check("keywords:forbidden_words", kw, response, semantics="official") is True
+    assert check("keywords:forbidden_words", kw, response) is False
+
+
+@pytest.mark.parametrize("response", [
+    "We met at a caf\u00e9 \U0001f468\u200d\U0001f469\u200d\U0001f467, a na\u00efve r\u00e9sum\u00e9 \u2764\ufe0f.",
+    "I like tea \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f.",
+    "\u042f \u043b\u044e\u0431\u043b\u044e \u043a\u043e\u0444\u0435.", "\u0540\u0561\u0575\u0565\u0580\u0565\u0576 \u057f\u0565\u0584\u057d\u057f.",
+    "I like cofe\u0301e.",  # reads "cofee": not the word
+])  # fmt: skip
+def test_training_forbidden_words_keep_emoji_accents_and_other_scripts(response):
+    kw = {"forbidden_words": ["coffee"]}
+    assert check("keywords:forbidden_words", kw, response) is True
+    assert check("keywords:forbidden_words", {"forbidden_words": ["caf\u00e9"]}, "I like cafe\u0301 au lait.") is False
+
+
 @pytest.mark.parametrize("response, followed", [("PART 1\nPART 2", False), ("PART 1\n\nPART 2\nb", False),
                                                 ("PART 1\na\nPART 2\nb", True), ("PART 1: intro\nPART 2: more", True)])
 def test_training_sections_need_content(response, followed):
