@@ -364,9 +364,16 @@ def _keywords_forbidden(kw: Mapping[str, Any], full: str, answer: str) -> bool:
 
 @training("keywords:letter_frequency")
 def _letter_frequency(kw: Mapping[str, Any], full: str, answer: str) -> bool:
-    """The letter's occurrences in the lower-cased text as it reads (fullwidth ``ｚ`` is a ``z``); copies of the
-    prompt earn none."""
-    n = _as_read(_side(kw["let_relation"], full, answer)).lower().count(kw["letter"])
+    """The letter's occurrences in the lower-cased text as it reads (fullwidth ``ｚ`` is a ``z``, invisible characters
+    removed, an accented ``á`` is an ``a``); copies of the prompt earn none. For "less than" (a cap) look-alike
+    letters of other scripts count as the letter too (Cyrillic ``а``, Latin alpha ``ɑ``: :func:`_skeleton`), so
+    hiding the letter behind them does not pay; for "at least" they do not (a look-alike is not the letter: counting
+    it would pay for the trick)."""
+    relation = kw["let_relation"]
+    text = _side(relation, full, answer)
+    text = _strip_marks(_as_read(text)) if relation == "at least" else _skeleton(text)
+    letter = _strip_marks(_as_read(kw["letter"])).lower()
+    n = text.lower().count(letter) if letter else 0
     return compare(n, kw["let_relation"], kw["let_frequency"])
 
 

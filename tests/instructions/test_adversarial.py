@@ -382,6 +382,28 @@ def test_training_forbidden_words_keep_emoji_accents_and_other_scripts(response)
     assert check("keywords:forbidden_words", {"forbidden_words": ["caf\u00e9"]}, "I like cafe\u0301 au lait.") is False
 
 
+@pytest.mark.parametrize("response", [
+    "B\u0430n\u0430n\u0430 \u0430nd \u0430pple.", "B\u0251n\u0251n\u0251 \u0251nd \u0251pple.",
+    "B\u00e1n\u00e1n\u00e1 \u00e1nd \u00e1pple.", "B\u00e0n\u00e2n\u00e4 \u00e3nd \u00e5pple.",
+])  # fmt: skip
+def test_training_letter_frequency_less_than_counts_lookalikes_and_accents(response):
+    kw = {"letter": "a", "let_frequency": 2, "let_relation": "less than"}
+    assert check("keywords:letter_frequency", kw, response, semantics="official") is True
+    assert check("keywords:letter_frequency", kw, response) is False
+    assert check("keywords:letter_frequency", kw, "Plum tree.") is True  # no a at all: followed
+
+
+def test_training_letter_frequency_at_least_counts_accents_not_lookalikes():
+    kw = {"letter": "a", "let_frequency": 3, "let_relation": "at least"}
+    assert check("keywords:letter_frequency", kw, "\u00c1 b\u00e1n\u00e1n.", semantics="official") is False
+    assert check("keywords:letter_frequency", kw, "\u00c1 b\u00e1n\u00e1n.") is True  # an accented a is an a
+    assert check("keywords:letter_frequency", kw, "B\u0430n\u0430n\u0430.") is False  # Cyrillic look-alikes
+    assert check("keywords:letter_frequency", kw, "A banana.") is True
+    # a Russian text's own letters are not capped as Latin ones
+    ru = {"letter": "a", "let_frequency": 2, "let_relation": "less than"}
+    assert check("keywords:letter_frequency", ru, "\u0411\u0430\u043d\u0430\u043d \u0438 \u0430\u0440\u0431\u0443\u0437.") is True
+
+
 @pytest.mark.parametrize("response, followed", [("PART 1\nPART 2", False), ("PART 1\n\nPART 2\nb", False),
                                                 ("PART 1\na\nPART 2\nb", True), ("PART 1: intro\nPART 2: more", True)])
 def test_training_sections_need_content(response, followed):
