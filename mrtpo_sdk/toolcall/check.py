@@ -314,7 +314,14 @@ def check_call(
         return f"a call to {name!r} whose {where} {_short(err.message)}"
     for p, value in args.items():
         spec = props[p] if isinstance(props[p], Mapping) else {}
-        bad = _value_error(value, list(answer[p]), spec, training)
+        acceptable = list(answer[p])
+        if training and _empty_is_not_the_default(value, spec, acceptable):
+            # BFCL's "" marks "may be left out"; the function receives "", not its documented default
+            acceptable = [a for a in acceptable if a != ""]
+            if not acceptable:
+                return (f"a call to {name!r} whose parameter {p!r} is {_short(repr(value))}, an empty string "
+                        f"where leaving it out would give its documented default")
+        bad = _value_error(value, acceptable, spec, training)
         if bad:
             return f"a call to {name!r} whose parameter {p!r} is {_short(repr(value))}, {bad}"
     for p, acceptable in answer.items():
@@ -349,6 +356,17 @@ def _training_arguments(
                 continue
         out[p] = v
     return out
+
+
+def _empty_is_not_the_default(value: Any, spec: Mapping[str, Any], acceptable: list) -> bool:
+    """An explicit empty string (BFCL's normal form empty) for a parameter whose answer marks it omissible (``""``)
+    and whose documented default is something else: passing it is not leaving the parameter out."""
+    if not isinstance(value, str) or standardize_string(value) != "" or "" not in acceptable:
+        return False
+    default = documented_default(spec)
+    if default is _NO_DEFAULT:
+        return False
+    return not (isinstance(default, str) and standardize_string(default) == "")
 
 
 def _integral(v: Any, spec: Mapping[str, Any]) -> Any:

@@ -335,3 +335,22 @@ def test_reference_and_official_verdicts_json_round_trip():
         ref = TASK.reference_completion(e)
         assert rewards(e, ref) == rewards(OFFICIAL[e.id], ref)
         json.dumps(rewards(e, ref))
+
+
+def test_explicit_empty_string_is_not_the_documented_default():
+    # finding (user trial): {"base": 10, "height": 5, "unit": ""} earned arguments 1; the function receives "",
+    # not its default 'units' (BFCL's "" in the answer marks "may be left out", not the value "")
+    text = '<think>a</think>\n<tool_call>\n{"name": "calculate_triangle_area", "arguments": {"base": 10, "height": 5, "unit": ""}}\n</tool_call>'
+    assert rewards(OFFICIAL[AREA.id], text) == [1.0, 1.0, 1.0]
+    assert rewards(AREA, text) == [1.0, 1.0, 0.0]
+    assert rewards(AREA, text.replace('"unit": ""', '"unit": " "')) == [1.0, 1.0, 0.0]
+    assert rewards(AREA, text.replace(', "unit": ""', "")) == [1.0, 1.0, 1.0]  # left out: its default
+    assert rewards(AREA, text.replace('"unit": ""', '"unit": "units"')) == [1.0, 1.0, 1.0]
+    # the other direction: "" is right where it is the documented default, or where no default is documented
+    fn = {"name": "h", "parameters": {"type": "dict", "required": ["q"], "properties": {
+        "q": {"type": "string"}, "prefix": {"type": "string", "default": ""}, "tag": {"type": "string"}}}}
+    answer = {"q": ["x"], "prefix": [""], "tag": [""]}
+    assert check_calls([fn], [ToolCall("h", {"q": "x", "prefix": ""})], [{"h": answer}]).correct
+    assert check_calls([fn], [ToolCall("h", {"q": "x", "tag": ""})], [{"h": answer}]).correct
+    assert _g({"city": "Paris", "unit": ""}, {"city": ["Paris"], "unit": ["", "celsius"]}).correct is False
+    assert _g({"city": "Paris", "unit": ""}, {"city": ["Paris"], "unit": ["", "celsius"]}, "official").correct
