@@ -610,9 +610,34 @@ _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb"}
 @training("startend:quotation")
 def _quotation(kw: Mapping[str, Any], full: str, answer: str) -> bool:
     """Starts and ends with a double quotation mark (``"``, or typographic ``“…”``, ``„…“``, ``«…»``), as a
-    pair."""
+    pair, and the whole response is that one quotation: a quote inside that closes the opening one before the end
+    (``"Tea" is hot and "coffee"``, ``"Tea."\n\nMore."``) leaves text outside it. Quotes nested inside (``"He said
+    "hi" to me."``) are fine: an inner ``"`` after a space opens, one before a space or punctuation closes, one
+    between letters or spaces on both sides, or after a digit (an inch mark, ``5"``), is neither."""
     text = full.strip()
-    return len(text) > 1 and _QUOTES.get(text[0]) == text[-1]
+    if len(text) < 2 or _QUOTES.get(text[0]) != text[-1]:
+        return False
+    return _one_quotation(text[0], text[-1], text[1:-1])
+
+
+def _one_quotation(open_q: str, close_q: str, inner: str) -> bool:
+    depth = 1
+    for i, ch in enumerate(inner):
+        if ch not in (open_q, close_q) or (i and inner[i - 1] == "\\"):
+            continue
+        if open_q != close_q:
+            depth += 1 if ch == open_q else -1
+        else:
+            before = inner[i - 1] if i else " "
+            after = inner[i + 1] if i + 1 < len(inner) else " "
+            opens = (before.isspace() or before in "([{\u2014-") and not after.isspace()
+            closes = not before.isspace() and not (after.isalnum() or after == "_")
+            if opens == closes or before.isdigit():
+                continue  # ambiguous: a"b, " alone, or an inch mark (5")
+            depth += 1 if opens else -1
+        if depth == 0:
+            return False
+    return True
 
 
 # ============================================================================================ change case

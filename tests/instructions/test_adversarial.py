@@ -54,6 +54,8 @@ HOLES = [
     ("end_phrase_alone", "startend:end_checker", {"end_phrase": "Any other questions?"}, "Any other questions?"),
     ("repeat_without_answer", "combination:repeat_prompt", {"prompt_to_repeat": "Write a poem about tea."},
      "Write a poem about tea."),
+    ("quotation_then_unquoted_then_quotation", "startend:quotation", {}, '"Tea" is hot and "coffee"'),
+    ("quotation_then_unquoted_text", "startend:quotation", {}, '"Tea is hot."\n\nExtra unquoted."'),
     ("quotation_empty", "startend:quotation", {}, '""'),
     ("quotation_markup_only", "startend:quotation", {}, '" *** "'),
     ("sections_mentioned_mid_sentence", "detectable_format:multiple_sections",
@@ -402,6 +404,16 @@ def test_training_letter_frequency_at_least_counts_accents_not_lookalikes():
     # a Russian text's own letters are not capped as Latin ones
     ru = {"letter": "a", "let_frequency": 2, "let_relation": "less than"}
     assert check("keywords:letter_frequency", ru, "\u0411\u0430\u043d\u0430\u043d \u0438 \u0430\u0440\u0431\u0443\u0437.") is True
+
+
+@pytest.mark.parametrize("response, followed", [
+    ('"Tea" is hot and "coffee"', False), ('"Tea is hot."\n\nExtra unquoted."', False), ('"Tea." "Coffee."', False),
+    ("\u201cTea\u201d and \u201ccoffee\u201d", False),
+    ('"Tea is hot."', True), ('"He said "hi" to me."', True), ('"He said, "hi." Then left."', True),
+    ('"A 5" pipe is wide."', True), ("\u201cHe said \u201chi\u201d.\u201d", True), ('"Say \\"hi\\" ok"', True),
+])  # fmt: skip
+def test_training_quotation_is_one_quotation_of_the_whole_response(response, followed):
+    assert check("startend:quotation", {}, response) is followed
 
 
 @pytest.mark.parametrize("response, followed", [("PART 1\nPART 2", False), ("PART 1\n\nPART 2\nb", False),
