@@ -279,12 +279,15 @@ def test_trl_fields_the_trainer_interprets(tmp_path):
                     multi_objective_aggregation="normalize_then_sum")
 
 
-def test_cli_reward_weights_flag(tmp_path, capsys):
+def test_cli_reward_weights_flag(tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))  # its own, empty: nothing may be built
     assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--max_steps", "1",
                  "--reward_weights", "1", "2"]) == 2
     assert "reward_weights has 2 value(s) but task 'letters' has 3 verifiers" in error_line(capsys)
     assert not out.exists()  # refused before anything was built or written
+    assert not (tmp_path / "cache").exists()  # no policy was built before the refusal
+    monkeypatch.undo()
     assert main(["train", LETTERS, "--output_dir", str(out), *TINY_RUN, "--scale_rewards", "none"]) == 2
     assert "scale_rewards='none' is not supported" in error_line(capsys)
 

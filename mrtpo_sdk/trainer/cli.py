@@ -365,6 +365,9 @@ def run_training(
     # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint,
     # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
     require_enough_examples(len(examples), config, what=f"task {task.name!r}")
+    from .trainer import reward_weights
+
+    reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
     from ..authoring.contracts import preflight
 
     for line in preflight(task, examples, task_file=task_file):
