@@ -292,6 +292,25 @@ def test_cli_reward_weights_flag(tmp_path, capsys, monkeypatch):
     assert "scale_rewards='none' is not supported" in error_line(capsys)
 
 
+def test_cli_data_error_is_one_line_and_the_eval_note_only_when_training_data_loads(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "letters_dev.py").write_text(LETTERS_WITH_DEV)
+    # the training data cannot load (the task takes no --data): the error line only, no eval note before it
+    assert main(["train", "letters_dev.py", "--data", str(tmp_path / "nonexist"), *TINY_RUN, "--max_steps", "1",
+                 "--output_dir", "a"]) == 2
+    captured = capsys.readouterr()
+    assert "note: no held-out evaluation" not in captured.out + captured.err
+    assert [line for line in captured.err.splitlines() if line.startswith("error: ")] == [
+        "error: task 'letters_dev' does not take --data (its examples function has no 'data')"]
+    # only the held-out data cannot load: the run trains and says why there is no evaluation
+    (tmp_path / "no_dev.py").write_text(LETTERS_WITH_DEV.replace(
+        '    words = WORDS if split == "train" else DEV',
+        '    from mrtpo_sdk import MRTPOError\n    if split != "train":\n        raise MRTPOError("no dev data")\n'
+        '    words = WORDS'))
+    assert main(["train", "no_dev.py", *TINY_RUN, "--max_steps", "1", "--output_dir", "b"]) == 0
+    assert "note: no held-out evaluation (" in capsys.readouterr().out
+
+
 def test_yaml_and_flags_agree_on_algo_model_and_output(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.yaml").write_text("algo: gdpo\nmax_steps: 1\nper_device_train_batch_size: 8\n"

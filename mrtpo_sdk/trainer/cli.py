@@ -148,7 +148,12 @@ def train_command(rest: list[str]) -> int:
         try:
             task.load_examples(task.eval_split, data)
         except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
-            print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
+            try:  # when the training data cannot load either, its error line (run_training) is the one message
+                task.load_examples("train", data)
+            except MRTPOError:
+                pass
+            else:
+                print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
         else:
             # Held-out evaluation before training, every quarter of the run and after the last step
             # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
