@@ -22,7 +22,12 @@ found; each row of the table in ``docs/sql.md`` is one difference:
   with as many columns from a query reading every column the reference reads; the columns may come in any order; and
   when the reference's ``ORDER BY``/``LIMIT`` cuts through ties (rows equal on every ordering key, or any rows under a
   ``LIMIT`` without ``ORDER BY``), any choice and order within the tied rows is correct, and so is the whole tied set
-  at the cut; any number of trailing ``;`` is one statement.
+  at the cut; any number of trailing ``;`` is one statement; and, test-suite execution accuracy (Zhong, Yu & Klein
+  2020), an answer that matches must also return what the reference returns on each perturbed copy of the database
+  (:func:`mrtpo_sdk.sql.perturb.perturbed_copies`; a copy where the reference fails or returns nothing is skipped):
+  a hard-coded answer in any syntax (``WHERE dept_id IN (4, 7)``, ``SELECT 0x20 + 0*count(*) FROM student``) returns
+  the right rows on the original only (:func:`perturbed_mismatch`, block :data:`PERTURBED_MISMATCH`). The copies are
+  run only once the original matches, so ordinary completions cost nothing more.
 
 Ties are detected at scoring time: the reference is run once more without its ``LIMIT``/``OFFSET`` and with its
 ordering keys as extra columns (sqlglot rewrites it; the rewrite is used only when it reproduces the reference's
@@ -57,10 +62,13 @@ __all__ = [
     "check_semantics",
     "format_error",
     "official_statement_error",
+    "perturbed_mismatch",
+    "PERTURBED_MISMATCH",
     "reference_result",
     "relevance_error",
     "selects_only_constants",
     "training_match",
+    "training_mismatch",
     "typed_in_filter_values",
     "typed_in_output_values",
 ]
@@ -783,12 +791,10 @@ def _permutations(pred: Sequence[tuple], gold_pool: Sequence[tuple], width: int,
     yield from walk(0)
 
 
-def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float = 1e-6) -> bool:
-    """Execution match under ``training`` semantics (module docstring); ``pred`` must have run."""
+def _rows_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float) -> bool:
+    """``pred``'s rows against the reference's: ties, columns in any order, the empty-reference rule."""
     gold = ref.run
     if not pred.ok or not gold.ok or pred.rows is None or gold.rows is None:
-        return False
-    if relevance_error(pred, gold):
         return False
     pred_rows = [tuple(r) for r in pred.rows]
     width = len(gold.columns or [])
@@ -802,17 +808,64 @@ def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float
             return _segments_match(rows, ref.segments, ref.ordered, float_tol)
         return results_match(rows, gold.rows, ordered=ref.ordered, float_tol=float_tol)
 
-    if not match(pred_rows):
-        if width < 2 or not pred_rows:
-            return False
-        pool = [r for m, _, _ in ref.segments for r in m] if ref.segments is not None else gold.rows
-        if not any(match([tuple(r[i] for i in perm) for r in pred_rows])
-                   for perm in _permutations(pred_rows, pool, width, exact_bag=ref.segments is None)):
-            return False
+    if match(pred_rows):
+        return True
+    if width < 2 or not pred_rows:
+        return False
+    pool = [r for m, _, _ in ref.segments for r in m] if ref.segments is not None else gold.rows
+    return any(match([tuple(r[i] for i in perm) for r in pred_rows])
+               for perm in _permutations(pred_rows, pool, width, exact_bag=ref.segments is None))
+
+
+#: Block of an answer that matches on the database but not on a perturbed copy of it.
+PERTURBED_MISMATCH = ("The query returns the right rows here but not on a changed copy of the database: "
+                      "it does not compute the answer from the data.")
+
+
+def perturbed_mismatch(pred: ExecutionResult, ref: ReferenceResult, float_tol: float = 1e-6) -> bool:
+    """Test-suite execution accuracy (Zhong, Yu & Klein 2020): True when ``pred``'s query, run on a perturbed copy
+    of the database (:func:`mrtpo_sdk.sql.perturb.perturbed_copies`), does not return what the reference returns
+    there. A copy on which the reference fails or returns no rows is skipped; so is every copy when the query texts
+    or the database are not known."""
+    if not pred.query or not ref.sql or not ref.db_path:
+        return False
+    from .perturb import perturbed_copies
+
+    for copy in perturbed_copies(ref.db_path):
+        gold = reference_result(copy, ref.sql)
+        if not gold.run.ok or not gold.run.rows:
+            continue
+        if not _rows_match(run_cached(copy, pred.query), gold, float_tol):
+            return True
+    return False
+
+
+def training_mismatch(pred: ExecutionResult, ref: ReferenceResult, float_tol: float = 1e-6) -> str:
+    """Why ``pred`` does not match under ``training`` semantics (module docstring); ``""`` when it matches.
+    ``pred`` must have run. The reason is a block: the relevance error, the typed-in rules, or
+    :data:`PERTURBED_MISMATCH`; a plain wrong result gives "The query does not return the reference result."."""
+    gold = ref.run
+    if not pred.ok or not gold.ok or pred.rows is None or gold.rows is None:
+        return "The query does not return the reference result."
+    why = relevance_error(pred, gold)
+    if why:
+        return why
+    if not _rows_match(pred, ref, float_tol):
+        return "The query does not return the reference result."
+    if not gold.rows:
+        return ""
     # the result's own values typed in as the filter (known only when both query texts are)
     if pred.query and ref.sql and typed_in_filter_values(pred.query, ref.sql, gold.rows):
-        return False
+        return "The query filters on the expected result's own values typed in as constants instead of computing them."
     # ... or copied from the answer's text into its output (a literal in the SELECT list, VALUES, a CTE, a branch)
     if pred.query and ref.sql and typed_in_output_values(pred.query, ref.sql, gold.rows, ref.db_path):
-        return False
-    return True
+        return "The query copies the expected result's values from its own text instead of computing them."
+    # ... or returns the right rows only on this database (test-suite accuracy: the perturbed copies)
+    if perturbed_mismatch(pred, ref, float_tol):
+        return PERTURBED_MISMATCH
+    return ""
+
+
+def training_match(pred: ExecutionResult, ref: ReferenceResult, float_tol: float = 1e-6) -> bool:
+    """Execution match under ``training`` semantics (module docstring); ``pred`` must have run."""
+    return not training_mismatch(pred, ref, float_tol)

@@ -99,14 +99,26 @@ def test_answer_filtering_on_the_questions_own_values_still_matches(sql_task, ma
         # the reference filters on an id, the answer on the name it stands for (echoed in the output)
         ("SELECT s.name, c.title FROM student s, club c WHERE c.id = 1",
          "SELECT s.name, c.title FROM student s JOIN club c WHERE c.title = 'chess'"),
-        # a count that equals a filter constant by chance
-        ("SELECT count(*) FROM student WHERE gpa >= 3.5", "SELECT count(*) FROM student WHERE year IN (1, 2)"),
-        ("SELECT year FROM student WHERE name = 'cy'", "SELECT year FROM student WHERE name = 'cy' AND year = 2"),
         ("SELECT name FROM student WHERE year = 2", "SELECT name FROM student WHERE year = 2.0"),
     ]
     for gold, answer in cases:
         training, official = both(sql_task, make_example, gold, fence(answer))
         assert training["result_match"] == 1.0, (gold, answer, official)
+    # a count that equals a filter constant by chance is no typed-in answer; it is another query, which returns the
+    # reference's count on this database only, and the perturbed copies (test-suite accuracy) refuse it
+    from mrtpo_sdk.sql.score import PERTURBED_MISMATCH, reference_result, run_cached, training_mismatch, typed_in_filter_values
+
+    gold, answer = "SELECT count(*) FROM student WHERE gpa >= 3.5", "SELECT count(*) FROM student WHERE year IN (1, 2)"
+    ex = make_example(gold)
+    assert not typed_in_filter_values(answer, gold, reference_result(str(ex.db_path), gold).run.rows)
+    training, official = both(sql_task, make_example, gold, fence(answer))
+    assert (official["result_match"], training["result_match"]) == (1.0, 0.0)
+    ref = reference_result(str(ex.db_path), gold)
+    assert training_mismatch(run_cached(str(ex.db_path), answer), ref) == PERTURBED_MISMATCH
+    # so is the answer added as a filter (true here, and one student: below the typed-in share's reach)
+    gold, answer = "SELECT year FROM student WHERE name = 'cy'", "SELECT year FROM student WHERE name = 'cy' AND year = 2"
+    training, official = both(sql_task, make_example, gold, fence(answer))
+    assert (official["result_match"], training["result_match"]) == (1.0, 0.0)
 
 
 def test_answer_typed_into_the_output_does_not_match(sql_task, make_example):
@@ -145,8 +157,7 @@ def test_literals_in_a_correct_answers_output_still_match(sql_task, make_example
          ["SELECT sum(1) FROM student WHERE city = 'rome'", "SELECT coalesce(count(*), 3) FROM student WHERE city = 'rome'",
           "SELECT count(*) FROM student WHERE city = 'rome' AND 3 = 3", "SELECT count(*) FROM student WHERE city = 'rome' LIMIT 3",
           "SELECT count(*) FROM (SELECT 3 AS k, * FROM student) WHERE city = 'rome'",
-          "SELECT max(count(*), 1) FROM student WHERE city = 'rome'",
-          "SELECT CASE WHEN count(*) = 3 THEN count(*) END FROM student WHERE city = 'rome'"]),
+          "SELECT max(count(*), 1) FROM student WHERE city = 'rome'"]),
         ("SELECT count(*) FROM student WHERE gpa > 3.8 AND city = 'paris'",  # 1
          ["SELECT sum(CASE WHEN gpa > 3.8 AND city = 'paris' THEN 1 ELSE 0 END) FROM student",
           "SELECT count(*) FROM student WHERE gpa > 3.8 AND city = 'paris' AND 1 = 1 LIMIT 1"]),
@@ -162,6 +173,15 @@ def test_literals_in_a_correct_answers_output_still_match(sql_task, make_example
         for answer in answers:
             training = rewards(sql_task, make_example(gold), fence(answer))
             assert training == {"sql_format": 1.0, "executes": 1.0, "result_match": 1.0}, (gold, answer)
+    # a literal that reaches the output only when the data gives that answer is no typed-in value, but the query
+    # returns the count only while it is 3: on a perturbed copy it does not (test-suite accuracy)
+    from mrtpo_sdk.sql.score import reference_result, typed_in_output_values
+
+    gold, answer = ("SELECT count(*) FROM student WHERE city = 'rome'",
+                    "SELECT CASE WHEN count(*) = 3 THEN count(*) END FROM student WHERE city = 'rome'")
+    ex = make_example(gold)
+    assert not typed_in_output_values(answer, gold, reference_result(str(ex.db_path), gold).run.rows, str(ex.db_path))
+    assert rewards(sql_task, ex, fence(answer))["result_match"] == 0.0
 
 
 def test_identifiers_in_any_case_read_the_table(sql_task, make_example):
@@ -225,8 +245,9 @@ def test_columns_in_another_order_match(sql_task, make_example):
 def test_another_row_of_the_tied_set_at_a_limit_matches(sql_task, make_example):
     gold = "SELECT name FROM student ORDER BY gpa DESC LIMIT 1"  # ann and bob tie at 3.9
     ex = make_example(gold)
-    other = "bob" if sql_task.reference_result(str(ex.db_path), gold).run.rows == [("ann",)] else "ann"
-    pred = fence(f"SELECT name FROM student WHERE name = '{other}'")
+    # the other tied row, chosen by a query that computes it (a typed-in name is refused on the perturbed copies)
+    first = sql_task.reference_result(str(ex.db_path), gold).run.rows == [("ann",)]
+    pred = fence(f"SELECT name FROM student ORDER BY gpa DESC, name {'DESC' if first else 'ASC'} LIMIT 1")
     training, official = both(sql_task, make_example, gold, pred)
     assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
     # the whole tied set at the cut is correct too; a row outside it is not
