@@ -90,6 +90,12 @@ def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
     return value
 
 
+def _task_presets(task: Any) -> dict[str, Any]:
+    """The training defaults a task file sets (``Task(max_completion_length=N)``): they replace the presets'; a flag
+    or a ``--config`` key still wins."""
+    return {} if task.max_completion_length is None else {"max_completion_length": task.max_completion_length}
+
+
 def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
 
@@ -127,8 +133,8 @@ def train_command(rest: list[str]) -> int:
             except MRTPOError as exc:
                 print(f"note: defaults shown without the task's own ({exc})", file=sys.stderr, flush=True)
             else:
+                preset.update(_task_presets(task))
                 if task.max_completion_length is not None:
-                    preset["max_completion_length"] = task.max_completion_length
                     action = hf_parser._option_string_actions["--max_completion_length"]
                     action.help = f"{action.help or ''} The task file {known.task} sets it.".strip()
         hf_parser.set_defaults(**preset)
@@ -141,8 +147,7 @@ def train_command(rest: list[str]) -> int:
 
     task = load_task(known.task)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
-    if task.max_completion_length is not None:  # the task's answers need this budget; the flag still wins
-        preset["max_completion_length"] = task.max_completion_length
+    preset.update(_task_presets(task))  # the task's answers need this budget; a flag or YAML key still wins
     if task.eval_split is not None:
         data = _given(rest, file_values, "data")
         try:
