@@ -353,6 +353,10 @@ class Task:
             ``compare`` use it where ``--max_completion_length`` is not given (the flag wins; an ``eval`` of a run
             folder keeps the run's), instead of the preset's (64 for the embedded policy, TRL's 256 otherwise).
             ``None``: the preset's.
+        warm_start_steps: the most optimizer steps of the embedded policy's supervised warm start for this task
+            (:attr:`mrtpo_sdk.policy.DefaultPolicyConfig.sft_max_steps`, 700 by default); part of the policy's cache
+            key. ``--policy_preset tiny`` (smoke tests) keeps its own 8. ``None``: the default. No effect with
+            ``--model``.
 
     Raises:
         MRTPOError: a field is missing or of the wrong type; the message names it.
@@ -371,6 +375,7 @@ class Task:
     metrics: Callable[[list[Any]], Mapping[str, float | None]] | None = None
     warm_start_examples: Callable[[list[Any]], Iterable[Any]] | None = None
     max_completion_length: int | None = None
+    warm_start_steps: int | None = None
 
     def __post_init__(self) -> None:
         where = f"Task {self.name!r}"
@@ -406,6 +411,10 @@ class Task:
             or self.max_completion_length < 1
         ):
             raise MRTPOError(f"{where}: max_completion_length must be a positive number of tokens or None")
+        if self.warm_start_steps is not None and (
+            isinstance(self.warm_start_steps, bool) or not isinstance(self.warm_start_steps, int) or self.warm_start_steps < 0
+        ):
+            raise MRTPOError(f"{where}: warm_start_steps must be a number of optimizer steps (>= 0; 0 skips the warm start) or None")
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows

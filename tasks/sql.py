@@ -11,7 +11,12 @@ cut, ``SELECT 1;;``); ``--data semantics=official`` (or ``--data PATH,semantics=
 official Spider/BIRD evaluation. ``eval`` reports ``execution_accuracy`` (the rewards' semantics) and
 ``execution_accuracy_official``. Every difference: docs/sql.md.
 
-Data: Spider layout under ``tasks/data/sql`` (``--data PATH`` for a real Spider or BIRD download).
+Data: Spider layout under ``tasks/data/sql`` (``--data PATH`` for a real Spider or BIRD download). The bundled
+training split is its 186 written questions followed by the templated questions that
+:func:`mrtpo_sdk.sql.synthetic.synthetic_examples` derives from the training databases alone (723; ids
+``synth-<db>-<n>``): RL samples from both and the embedded policy's warm start (``warm_start_steps=1000``) is taught
+both. ``--data synthetic=off`` leaves them out; ``--data PATH,synthetic=on`` adds them to another dataset. The dev
+split is the 42 written dev questions only. Why, and what it measured: ``docs/results.md``.
 Model output is untrusted: queries run in the read-only, time- and memory-limited sandbox of :mod:`mrtpo_sdk.sql`;
 results are cached in a cache bounded in bytes; blocks quoting model output are capped at 300 characters.
 """
@@ -22,6 +27,7 @@ from pathlib import Path
 from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.evaluation import execution_accuracy
 from mrtpo_sdk.sql import SQLDataError, extract_sql, load_spider, results_match
+from mrtpo_sdk.sql.synthetic import synthetic_examples
 from mrtpo_sdk.sql.score import (
     SEMANTICS,
     cap_block,
@@ -39,25 +45,31 @@ FORMAT_RULE = "The answer is one SQLite query in a single fenced block that open
 
 
 def examples(split: str = "train", data: str | None = None):
-    path, semantics = _data_option(data)
+    path, semantics, synthetic = _data_option(data)
     chosen = load_spider(path or DATA, split)
+    if split == "train" and synthetic:
+        chosen = list(chosen) + synthetic_examples(chosen)
     return chosen if semantics == "training" else [replace(ex, semantics=semantics) for ex in chosen]
 
 
-def _data_option(data) -> tuple[str | None, str]:
-    """``--data``: a data directory and/or ``semantics=training|official``, comma-separated."""
-    if data is None:
-        return None, "training"
-    semantics, rest = "training", []
-    for item in str(data).split(","):
-        if item.strip().startswith("semantics="):
-            semantics = item.strip().partition("=")[2]
+def _data_option(data) -> tuple[str | None, str, bool]:
+    """``--data``: a data directory, ``semantics=training|official`` and/or ``synthetic=on|off``, comma-separated.
+    ``synthetic`` defaults to on for the bundled data and off for a data directory (a real Spider/BIRD download)."""
+    semantics, synthetic, rest = "training", None, []
+    for item in ([] if data is None else str(data).split(",")):
+        key, eq, value = item.strip().partition("=")
+        if eq and key == "semantics":
+            semantics = value
             if semantics not in SEMANTICS:
                 raise SQLDataError(f"--data: semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
+        elif eq and key == "synthetic":
+            if value not in ("on", "off"):
+                raise SQLDataError(f"--data: synthetic is on or off, got {value!r}")
+            synthetic = value == "on"
         else:
             rest.append(item)
-    path = ",".join(rest).strip()
-    return path or None, semantics
+    path = ",".join(rest).strip() or None
+    return path, semantics, (path is None) if synthetic is None else synthetic
 
 
 def prompt(example):
@@ -149,4 +161,5 @@ task = Task(
     verifiers=[sql_format, executes, result_match],
     reference=reference,
     metrics=execution_accuracy("result_match", official=official_verdict),
+    warm_start_steps=1000,
 )

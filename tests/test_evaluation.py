@@ -331,3 +331,29 @@ def test_sampled_evaluation_does_not_move_the_training_trajectory(tmp_path):
     plain = run("plain")
     evaluated = run("evaluated", eval_strategy="steps", eval_steps=1, eval_on_start=True, num_generations_eval=2)
     assert plain == evaluated and len(plain) == 3
+
+
+def test_eval_generates_in_trains_eval_batch_size_unless_told(tmp_path, monkeypatch, capsys):
+    """Greedy decoding of a small policy can change with the batch's padding: ``eval`` of a run folder defaults to
+    the run's ``per_device_eval_batch_size`` (so it reproduces the dev numbers training printed), else train's."""
+    import mrtpo_sdk.evaluation.core as core
+    import mrtpo_sdk.policy.pretrained as pretrained
+
+    seen = []
+
+    def fake_evaluate(task, model, tokenizer, examples, **kw):
+        seen.append(kw["batch_size"])
+        raise MRTPOError("stop here")
+
+    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), object(), "fake"))
+    monkeypatch.setattr(core, "evaluate_policy", fake_evaluate)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"args": {"per_device_eval_batch_size": 3}}))
+    plain = tmp_path / "model"
+    plain.mkdir()
+    task = str(FIXTURES / "letters_task.py")
+    for argv in (["--model", str(run)], ["--model", str(plain)], ["--model", str(run), "--batch_size", "5"]):
+        assert main(["eval", task, "--split", "train", *argv]) == 2
+        assert "stop here" in capsys.readouterr().err
+    assert seen == [3, 8, 5]

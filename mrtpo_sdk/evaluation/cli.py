@@ -52,7 +52,14 @@ def eval_parser() -> ArgumentParser:
         help="new tokens at most (default: train's: the run's own for a run folder, else the task's "
         "max_completion_length if it sets one, else 64 for the embedded policy and 256 for another --model)",
     )
-    p.add_argument("--batch_size", type=int, default=16, help="sequences per generate call (default 16)")
+    p.add_argument(
+        "--batch_size",
+        type=int,
+        default=None,
+        help="sequences per generate call (default: train's per_device_eval_batch_size: the run's own for a run "
+        "folder, else 8). Greedy decoding of a small policy can change with the batch's padding, so the default "
+        "reproduces the dev numbers training printed",
+    )
     p.add_argument("--seed", type=int, default=42, help="seed of the embedded policy and of sampling (default 42, "
                    "as train)")
     p.add_argument(
@@ -119,6 +126,7 @@ def eval_command(argv: list[str]) -> int:
     if task.max_completion_length is not None and not run_args:  # a run folder keeps the length it trained with
         defaults = {**defaults, "max_completion_length": task.max_completion_length}
     max_len = args.max_completion_length or int(defaults["max_completion_length"])
+    batch_size = args.batch_size or int(run_args.get("per_device_eval_batch_size") or _train_eval_batch_size())
     if args.output_dir is not None:
         out_dir = Path(args.output_dir)
     elif not embedded and Path(args.model).is_dir():
@@ -138,7 +146,7 @@ def eval_command(argv: list[str]) -> int:
             temperature=temperature,
             top_p=args.top_p,
             max_completion_length=max_len,
-            batch_size=args.batch_size,
+            batch_size=batch_size,
             progress=True,
         )
     except VerifierError as exc:  # the one line names OUTPUT_DIR/errors/eval-<verifier>.txt (traceback, completion)
@@ -151,6 +159,15 @@ def eval_command(argv: list[str]) -> int:
     render_report(report)
     print(f"eval:    {target}" + (" (replaced the previous eval.json there)" if replaced else ""))
     return 0
+
+
+def _train_eval_batch_size() -> int:
+    """``train``'s default ``per_device_eval_batch_size`` (its config's dataclass default, TrainingArguments')."""
+    import dataclasses
+
+    from ..trainer.config import MRTPOConfig
+
+    return int({f.name: f.default for f in dataclasses.fields(MRTPOConfig)}["per_device_eval_batch_size"])
 
 
 def _run_args(model: str) -> dict[str, Any]:

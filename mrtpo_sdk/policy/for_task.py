@@ -107,7 +107,8 @@ def task_policy(
     rebuild: bool = False,
     log: Callable[[str], None] = print,
 ):
-    """Build (or load from the cache) the embedded default policy of ``task``.
+    """Build (or load from the cache) the embedded default policy of ``task``: :class:`DefaultPolicyConfig` with the
+    task's ``warm_start_steps`` (when set) as ``sft_max_steps``, then the ``preset``'s settings.
 
     Returns:
         ``(model, tokenizer, cache_path)`` as :func:`~mrtpo_sdk.policy.default_policy`.
@@ -117,6 +118,10 @@ def task_policy(
     """
     from .default import DefaultPolicyConfig, default_policy
 
-    config = DefaultPolicyConfig(seed=seed, **check_policy_preset(preset))
+    settings: dict[str, Any] = {}
+    if getattr(task, "warm_start_steps", None) is not None:
+        settings["sft_max_steps"] = task.warm_start_steps  # Task(warm_start_steps=N)
+    settings.update(check_policy_preset(preset))  # a preset's own sizes win (tiny: smoke tests)
+    config = DefaultPolicyConfig(seed=seed, **settings)
     texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
     return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)

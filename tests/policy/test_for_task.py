@@ -1,5 +1,7 @@
 """The embedded policy's corpus: warm-start extras and block contexts."""
 
+import pytest
+
 from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.policy.for_task import policy_corpus
 
@@ -86,3 +88,27 @@ def test_warm_start_examples_hook_errors_are_one_line():
     task = _task(warm_start_examples=broken)
     with pytest.raises(MRTPOError, match=r"task 'hi': warm_start_examples raised KeyError\('db'\)"):
         policy_corpus(task, task.load_examples("train"))
+
+
+def test_task_warm_start_steps_sets_the_warm_start_cap_and_a_preset_keeps_its_own(monkeypatch):
+    import mrtpo_sdk.policy.default as default_mod
+    from mrtpo_sdk import Result, Task, verifier
+    from mrtpo_sdk.errors import MRTPOError
+    from mrtpo_sdk.policy.for_task import task_policy
+
+    @verifier(kind="format")
+    def says_yes(example, completion):
+        return Result(float(completion == "yes"), "Answer yes.")
+
+    seen = []
+    monkeypatch.setattr(default_mod, "default_policy", lambda name, texts, pairs, config, **kw: seen.append(config))
+    exs = [{"id": "a", "q": "say yes"}]
+    base = dict(name="t", examples=exs, prompt=lambda ex: ex["q"], verifiers=[says_yes], reference=lambda ex: "yes")
+    task_policy(Task(**base, warm_start_steps=1000), exs, seed=3)
+    task_policy(Task(**base), exs, seed=3)
+    task_policy(Task(**base, warm_start_steps=1000), exs, seed=3, preset="tiny")
+    assert [c.sft_max_steps for c in seen] == [1000, default_mod.DefaultPolicyConfig().sft_max_steps, 8]
+    assert seen[0].seed == 3
+    for bad in (-1, 2.5, True, "10"):
+        with pytest.raises(MRTPOError, match="warm_start_steps must be a number of optimizer steps"):
+            Task(**base, warm_start_steps=bad)

@@ -293,8 +293,11 @@ def test_limit_without_order_by_accepts_any_rows(sql_task, make_example):
 
 
 def test_official_semantics_from_data_option(sql_task):
-    assert sql_task._data_option("semantics=official") == (None, "official")
-    assert sql_task._data_option("/some/path,semantics=training") == ("/some/path", "training")
+    # (data directory, semantics, synthetic training questions): on for the bundled data, off for a directory
+    assert sql_task._data_option("semantics=official") == (None, "official", True)
+    assert sql_task._data_option("/some/path,semantics=training") == ("/some/path", "training", False)
+    assert sql_task._data_option("/some/path,synthetic=on") == ("/some/path", "training", True)
+    assert sql_task._data_option("synthetic=off,semantics=official") == (None, "official", False)
     assert sql_task.examples("dev", "semantics=official")[0].semantics == "official"
     assert sql_task.examples("dev")[0].semantics == "training"
     from mrtpo_sdk.sql import SQLDataError

@@ -95,3 +95,42 @@ def test_ties_and_empty_results_are_dropped(train):
     assert not _valid(db, "SELECT nme FROM student")  # error
     pairs = synthetic_pairs(db)
     assert "SELECT name FROM department ORDER BY building" not in {sql for _, sql, _ in pairs}
+
+
+def _bundled_task():
+    from mrtpo_sdk.loader import load_task
+
+    return load_task(str(Path(__file__).resolve().parents[2] / "tasks" / "sql.py"))
+
+
+def test_bundled_training_split_is_the_written_questions_then_the_synthetic_ones(train, synth):
+    task = _bundled_task()
+    split = task.load_examples("train")
+    written = task.load_examples("train", "synthetic=off")
+    assert [ex.id for ex in written] == [ex.id for ex in train]
+    assert [ex.id for ex in split] == [ex.id for ex in train] + [ex.id for ex in synth]
+    assert [ex.query for ex in split[len(train):]] == [ex.query for ex in synth]
+    # the dev split never gets them, and official semantics reach the synthetic examples too
+    assert [ex.id for ex in task.load_examples("dev")] == [ex.id for ex in task.load_examples("dev", "synthetic=on")]
+    assert not any(ex.id.startswith("synth-") for ex in task.load_examples("dev"))
+    official = task.load_examples("train", "semantics=official")
+    assert len(official) == len(split) and {ex.semantics for ex in official} == {"official"}
+
+
+def test_bundled_data_option_synthetic_is_on_or_off(tmp_path):
+    from mrtpo_sdk.sql import SQLDataError
+
+    task = _bundled_task()
+    with pytest.raises(SQLDataError, match="synthetic is on or off, got 'yes'"):
+        task.load_examples("train", "synthetic=yes")
+
+
+def test_every_synthetic_reference_earns_every_reward(synth):
+    """The synthetic questions are RL prompts now: their references must score 1 on all three rewards."""
+    task = _bundled_task()
+    failures = []
+    for ex in synth:
+        rewards = [r.reward for r in task.score(ex, task.reference_completion(ex))]
+        if rewards != [1.0, 1.0, 1.0]:
+            failures.append((ex.id, ex.query, rewards))
+    assert not failures, failures[:5]
