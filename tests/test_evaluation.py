@@ -225,6 +225,7 @@ def test_train_saves_the_policy_and_eval_scores_it(tmp_path, capsys):
     assert "**" not in out
     info = json.loads((run / "run.json").read_text())
     assert info["finished"] and info["global_step"] == 2 and info["algo"] == "mrtpo"
+    assert Path(info["initial_policy"]).name.startswith("sql-seed42-")  # compare's reuse check reads it
     # training semantics rewards; the official (Spider) execution accuracy is reported beside it
     assert info["headline_metrics"] == ["execution_accuracy", "execution_accuracy_official"]
     assert set(info["eval_before"]) >= {"sql_format", "executes", "result_match", "execution_accuracy",

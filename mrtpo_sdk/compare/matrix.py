@@ -7,9 +7,11 @@ algos of one seed start from the same initial policy (the embedded policy is bui
 seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
 
 A folder whose ``run.json`` says ``finished: true`` for the same task, algo and seed (and the same ``max_steps`` when
-the train flags set ``--max_steps``) and trained by the matrix with the same train flags (``compare_flags.json``) is
-reused, not retrained; any other run in the folder (unfinished, no
-``run.json``, other settings) is trained again, which the progress output says in one line.
+the train flags set ``--max_steps``), trained by the matrix with the same train flags (``compare_flags.json``) and,
+on the embedded policy, started from the policy this seed would start from today (its cache folder, whose name
+carries the key of everything the build reads: a changed task data set or build gives another) is reused, not
+retrained; any other run in the folder (unfinished, no ``run.json``, other settings, another initial policy) is
+trained again, which the progress output says in one line.
 """
 
 from __future__ import annotations
@@ -52,9 +54,20 @@ FLAGS_FILE = "compare_flags.json"
 
 
 def reuse_status(
-    path: Path, *, task: str, algo: str, seed: int, max_steps: int | None, train_flags: Sequence[str] | None = None
+    path: Path,
+    *,
+    task: str,
+    algo: str,
+    seed: int,
+    max_steps: int | None,
+    train_flags: Sequence[str] | None = None,
+    initial_policy: Callable[[int], str | None] | None = None,
 ) -> tuple[bool, str]:
-    """Whether ``path`` already holds this finished run, and the one-line reason when it is (re)trained."""
+    """Whether ``path`` already holds this finished run, and the one-line reason when it is (re)trained.
+
+    ``initial_policy(seed)``: the folder of the embedded policy this seed's run would start from today (``None``:
+    not the embedded policy); a finished run that started from another one (the task's data or the policy build
+    changed since) is trained again. Called only for a run that passes every other check."""
     run_json = path / "run.json"
     if not path.exists() or not any(path.iterdir()):
         return False, ""
@@ -89,7 +102,58 @@ def reuse_status(
             return False, f"re-running: the train flags of that run are unknown (no {FLAGS_FILE})"
         if stored is not None and list(stored) != list(train_flags):
             return False, f"re-running: it was trained with other train flags ({' '.join(stored) or 'none'})"
+    expected = initial_policy(seed) if initial_policy is not None else None
+    if expected is not None:
+        started = _started_from(info)
+        if started is None:
+            return False, "re-running: its run.json does not say which initial policy it started from"
+        if Path(started).name != Path(expected).name:
+            return False, (
+                f"re-running: it started from the policy {Path(started).name}, not {Path(expected).name} (the task's "
+                f"data or the policy build changed since)"
+            )
     return True, f"finished run reused ({info.get('global_step', info.get('max_steps'))} steps)"
+
+
+def _started_from(info: dict[str, Any]) -> str | None:
+    """The initial policy folder a run recorded (``initial_policy``; older runs: the end of their ``policy`` label,
+    "embedded bootstrap policy (...) from <folder>")."""
+    if isinstance(info.get("initial_policy"), str):
+        return info["initial_policy"]
+    label = info.get("policy")
+    if isinstance(label, str) and label.startswith("embedded bootstrap policy") and " from " in label:
+        return label.rsplit(" from ", 1)[1]
+    return None
+
+
+def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable[[int], str | None] | None:
+    """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
+    task's corpus once), or ``None`` when the flags give ``--model`` (a checkpoint or model the user names) or
+    ``--config`` (whose file may name one)."""
+    from ..trainer.cli import train_flag_value
+
+    flags = list(train_flags)
+    if train_flag_value(flags, "model") is not None or train_flag_value(flags, "config") is not None:
+        return None  # a --config file may set model/data/policy_preset: the flags alone do not say which policy
+    corpus: dict[str, Any] = {}
+
+    def folder(seed: int) -> str | None:
+        from ..loader import load_task
+        from ..policy.for_task import task_policy_dir
+
+        if "task" not in corpus:
+            try:
+                task = load_task(task_spec)
+                corpus["task"], corpus["examples"] = task, task.load_examples("train", train_flag_value(flags, "data"))
+            except MRTPOError:
+                return None  # train reports it
+        preset = train_flag_value(flags, "policy_preset") or "small"
+        try:
+            return str(task_policy_dir(corpus["task"], corpus["examples"], seed=seed, preset=preset))
+        except MRTPOError:
+            return None  # no embedded policy can be built (e.g. no reference): train says so in its own line
+
+    return folder
 
 
 def plan_matrix(
@@ -99,14 +163,21 @@ def plan_matrix(
     seeds: Sequence[int],
     max_steps: int | None,
     train_flags: Sequence[str] | None = None,
+    initial_policy: Callable[[int], str | None] | None = None,
 ) -> list[MatrixRun]:
-    """The matrix cells in training order: seeds outer, algos inner."""
+    """The matrix cells in training order: seeds outer, algos inner (``initial_policy``: as :func:`reuse_status`)."""
     cells = []
     for seed in seeds:
         for algo in algos:
             path = Path(output_dir) / f"{algo}-seed{seed}"
             reuse, note = reuse_status(
-                path, task=task, algo=algo, seed=seed, max_steps=max_steps, train_flags=train_flags
+                path,
+                task=task,
+                algo=algo,
+                seed=seed,
+                max_steps=max_steps,
+                train_flags=train_flags,
+                initial_policy=initial_policy,
             )
             cells.append(MatrixRun(algo, seed, path, reuse, note))
     return cells
@@ -136,7 +207,9 @@ def run_matrix(
         max_steps = int(raw_steps) if raw_steps is not None else None
     except ValueError:
         max_steps = None  # train reports the bad value
-    cells = plan_matrix(output_dir, task, algos, seeds, max_steps, list(train_flags))
+    cells = plan_matrix(
+        output_dir, task, algos, seeds, max_steps, list(train_flags), embedded_policy_dirs(task_spec, train_flags)
+    )
     start = clock()
     durations: list[float] = []
     to_train = sum(not c.reuse for c in cells)

@@ -55,6 +55,7 @@ __all__ = [
     "default_cache_dir",
     "default_policy",
     "load_policy",
+    "policy_cache_path",
     "read_manifest",
     "warm_start",
 ]
@@ -529,6 +530,25 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     return json.loads((Path(path) / MANIFEST_NAME).read_text(encoding="utf-8"))
 
 
+def policy_cache_path(
+    task_name: str,
+    texts: Sequence[str],
+    sft_pairs: Sequence[tuple[list[dict] | str, str]],
+    config: DefaultPolicyConfig,
+    cache_dir: Path | None = None,
+    *,
+    key: str | None = None,
+) -> Path:
+    """The cache folder :func:`default_policy` loads or builds for these inputs (``<task>-seed<seed>-<key[:16]>``),
+    without building anything. ``key``: :func:`cache_key` of the inputs when already computed."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if key is None:
+        key = cache_key(
+            [str(t) for t in texts], [(list(m), str(c)) for m, c in sft_pairs], config
+        )
+    return root / f"{_safe_name(task_name)}-seed{config.seed}-{key[:16]}"
+
+
 def default_policy(
     task_name: str,
     texts: Sequence[str],
@@ -559,7 +579,7 @@ def default_policy(
     sft_pairs = [(list(messages), str(completion)) for messages, completion in sft_pairs]
     cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     key = cache_key(texts, sft_pairs, config)
-    final = cache_root / f"{_safe_name(task_name)}-seed{config.seed}-{key[:16]}"
+    final = policy_cache_path(task_name, texts, sft_pairs, config, cache_root, key=key)
 
     replace_existing = rebuild
     if not rebuild and (final / MANIFEST_NAME).is_file():

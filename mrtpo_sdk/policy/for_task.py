@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError
 
-__all__ = ["POLICY_PRESETS", "check_policy_preset", "policy_corpus", "task_policy", "warm_start_extras"]
+__all__ = [
+    "POLICY_PRESETS",
+    "check_policy_preset",
+    "policy_corpus",
+    "task_policy",
+    "task_policy_dir",
+    "warm_start_extras",
+]
 
 #: Sizes of the embedded policy (``--policy_preset``): "small" (the default) and "tiny" (smoke tests, CI).
 POLICY_PRESETS: dict[str, dict[str, Any]] = {
@@ -116,12 +124,35 @@ def task_policy(
     Raises:
         MRTPOError: an unknown ``preset``, or a task without references.
     """
-    from .default import DefaultPolicyConfig, default_policy
+    from .default import default_policy
+
+    config = _policy_config(task, seed, preset)
+    texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
+    return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)
+
+
+def task_policy_dir(task: Any, examples: Sequence[Any], *, seed: int, preset: str = "small") -> Path:
+    """The cache folder :func:`task_policy` would load or build for ``task`` and ``seed``, without building it: its
+    name carries the cache key of everything the build reads (tokenizer corpus, warm-start pairs, settings), so two
+    runs started from the same folder started from the same weights (``compare`` reuses a run only then).
+
+    Raises:
+        MRTPOError: as :func:`task_policy`.
+    """
+    from .default import policy_cache_path
+
+    config = _policy_config(task, seed, preset)
+    texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
+    return policy_cache_path(task.name, texts, pairs, config)
+
+
+def _policy_config(task: Any, seed: int, preset: str):
+    """:class:`DefaultPolicyConfig` of ``task``: the task's ``warm_start_steps`` (when set) as ``sft_max_steps``,
+    then the ``preset``'s settings (a preset's own sizes win; tiny: smoke tests)."""
+    from .default import DefaultPolicyConfig
 
     settings: dict[str, Any] = {}
     if getattr(task, "warm_start_steps", None) is not None:
         settings["sft_max_steps"] = task.warm_start_steps  # Task(warm_start_steps=N)
-    settings.update(check_policy_preset(preset))  # a preset's own sizes win (tiny: smoke tests)
-    config = DefaultPolicyConfig(seed=seed, **settings)
-    texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
-    return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)
+    settings.update(check_policy_preset(preset))
+    return DefaultPolicyConfig(seed=seed, **settings)

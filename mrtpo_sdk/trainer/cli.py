@@ -453,6 +453,7 @@ def run_training(
         "finished": False,
         "reward_names": task.verifier_names,
         "policy": policy_label,
+        "initial_policy": str(path) if script_args.model is None else str(script_args.model),
         "policy_dir": None,
         "resumed_from": checkpoint,
         "args": {k: _jsonable(v) for k, v in config.to_dict().items()},

@@ -44,7 +44,7 @@ def test_bundled_sql_task_passes(capsys):
     out = capsys.readouterr().out
     for name in ("sql_format", "executes", "result_match"):
         assert name in out
-    assert "186/186" in out  # every reference at full reward
+    assert "909/909" in out  # every reference at full reward: 186 written + 723 synthetic training questions
     assert "ok: every reference completion earns full reward" in out
 
 

@@ -35,6 +35,7 @@ def write_run(
     run_json: bool = True,
     max_steps: int = STEPS,
     final_eval_in_train_row: bool = False,
+    initial_policy: str | None = None,
 ) -> Path:
     """Write ``metrics.jsonl`` (+ ``run.json``) as ``mrtpo-sdk train`` does: a step-0 evaluation row, one training row
     per step, a last evaluation row (a separate row, or merged into the last training row)."""
@@ -78,6 +79,8 @@ def write_run(
             "policy_dir": str(folder / "policy"),
             "args": {"seed": seed, "max_steps": max_steps},
         }
+        if initial_policy is not None:
+            info["initial_policy"] = initial_policy
         (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
     return folder
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import mrtpo_sdk.compare.matrix
 import mrtpo_sdk.trainer.cli
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.compare.matrix import run_matrix
@@ -131,6 +132,8 @@ def trainer(monkeypatch):
         return 0
 
     monkeypatch.setattr(mrtpo_sdk.trainer.cli, "train_command", fake_train)
+    # the initial-policy check has its own test below; here no run is checked against one
+    monkeypatch.setattr(mrtpo_sdk.compare.matrix, "embedded_policy_dirs", lambda task_spec, flags: None)
     return calls
 
 
@@ -179,6 +182,47 @@ def test_without_max_steps_any_finished_run_is_reused(trainer, tmp_path, capsys)
     write_run(out / "grpo-seed3", algo="grpo", seed=3, task="toy", curves={"tags": [1.0] * 5}, max_steps=5)
     assert main(["compare", TOY_TASK, "--algos", "grpo", "--seeds", "3", "--output_dir", str(out)]) == 0
     assert trainer == []
+
+
+def test_a_finished_run_from_another_initial_policy_is_trained_again(trainer, monkeypatch, tmp_path, capsys):
+    """The task's data or the policy build changed since the run: its embedded policy folder (cache key) differs."""
+    now = {1: "/cache/toy-seed1-aaaa", 2: "/cache/toy-seed2-bbbb", 3: "/cache/toy-seed3-cccc"}
+    asked = []
+    monkeypatch.setattr(
+        mrtpo_sdk.compare.matrix, "embedded_policy_dirs", lambda task_spec, flags: lambda seed: asked.append(seed) or now[seed]
+    )
+    out = tmp_path / "m"
+    curves = {"tags": [1.0] * 4}
+    write_run(out / "grpo-seed1", algo="grpo", seed=1, task="toy", curves=curves, initial_policy="/old/toy-seed1-aaaa")
+    write_run(out / "grpo-seed2", algo="grpo", seed=2, task="toy", curves=curves, initial_policy="/cache/toy-seed2-9999")
+    write_run(out / "grpo-seed3", algo="grpo", seed=3, task="toy", curves=curves)  # recorded no initial policy
+    write_run(out / "grpo-seed4", algo="grpo", seed=4, task="toy", curves=curves, finished=False)
+    assert main(["compare", TOY_TASK, "--algos", "grpo", "--seeds", "1,2,3,4", "--output_dir", str(out)]) == 0
+    assert called(trainer) == [("grpo", "2"), ("grpo", "3"), ("grpo", "4")]
+    assert asked == [1, 2, 3]  # not for a run that is trained again anyway
+    text = capsys.readouterr().out
+    assert f"[1/4] grpo seed 1 -> {out / 'grpo-seed1'}: finished run reused (4 steps)" in text  # same folder name
+    assert ("      re-running: it started from the policy toy-seed2-9999, not toy-seed2-bbbb (the task's data or the "
+            "policy build changed since)") in text
+    assert "      re-running: its run.json does not say which initial policy it started from" in text
+
+
+def test_the_initial_policy_of_a_run_is_the_folder_train_would_load(tmp_path):
+    from mrtpo_sdk.compare.matrix import _started_from, embedded_policy_dirs
+    from mrtpo_sdk.loader import load_task
+    from mrtpo_sdk.policy.for_task import task_policy_dir
+
+    folder = embedded_policy_dirs(TOY_TASK, ["--max_steps", "3", "--policy_preset", "tiny"])
+    task = load_task(TOY_TASK)
+    expected = task_policy_dir(task, task.load_examples("train"), seed=5, preset="tiny")
+    assert folder(5) == str(expected) and expected.name.startswith("toy-seed5-")
+    assert folder(6) != folder(5)
+    assert embedded_policy_dirs(TOY_TASK, ["--model", "some/model"]) is None
+    assert embedded_policy_dirs(TOY_TASK, ["--config", "run.yaml"]) is None
+    # older runs recorded the folder only at the end of their policy label
+    assert _started_from({"policy": "embedded bootstrap policy (0.56M parameters) from /c/sql-seed1-4ad4"}) == "/c/sql-seed1-4ad4"
+    assert _started_from({"initial_policy": "/c/x", "policy": "embedded bootstrap policy (1M) from /c/y"}) == "/c/x"
+    assert _started_from({"policy": "Qwen/Qwen2.5-0.5B"}) is None
 
 
 def test_a_failed_run_stops_the_matrix_naming_it(monkeypatch, tmp_path, capsys):
