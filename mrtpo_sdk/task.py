@@ -411,10 +411,11 @@ class Task:
             or self.max_completion_length < 1
         ):
             raise MRTPOError(f"{where}: max_completion_length must be a positive number of tokens or None")
-        if self.warm_start_steps is not None and (
-            isinstance(self.warm_start_steps, bool) or not isinstance(self.warm_start_steps, int) or self.warm_start_steps < 0
-        ):
-            raise MRTPOError(f"{where}: warm_start_steps must be a number of optimizer steps (>= 0; 0 skips the warm start) or None")
+        steps = self.warm_start_steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+            raise MRTPOError(
+                f"{where}: warm_start_steps must be a number of optimizer steps (>= 0; 0 skips the warm start) or None"
+            )
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows

@@ -543,9 +543,7 @@ def policy_cache_path(
     without building anything. ``key``: :func:`cache_key` of the inputs when already computed."""
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if key is None:
-        key = cache_key(
-            [str(t) for t in texts], [(list(m), str(c)) for m, c in sft_pairs], config
-        )
+        key = cache_key([str(t) for t in texts], [(list(m), str(c)) for m, c in sft_pairs], config)
     return root / f"{_safe_name(task_name)}-seed{config.seed}-{key[:16]}"
 
 
