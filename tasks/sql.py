@@ -55,9 +55,14 @@ def examples(split: str = "train", data: str | None = None):
 def _data_option(data) -> tuple[str | None, str, bool]:
     """``--data``: a data directory, ``semantics=training|official`` and/or ``synthetic=on|off``, comma-separated.
     ``synthetic`` defaults to on for the bundled data and off for a data directory (a real Spider/BIRD download)."""
-    semantics, synthetic, rest = "training", None, []
+    semantics, synthetic, rest, seen = "training", None, [], set()
     for item in ([] if data is None else str(data).split(",")):
-        key, eq, value = item.strip().partition("=")
+        key, eq, value = (part.strip() for part in item.partition("="))
+        key = key.lower()
+        if eq and key in ("semantics", "synthetic"):
+            if key in seen:
+                raise SQLDataError(f"--data: {key}= is given twice ({data!r}); give it once")
+            seen.add(key)
         if eq and key == "semantics":
             semantics = value
             if semantics not in SEMANTICS:
@@ -66,7 +71,7 @@ def _data_option(data) -> tuple[str | None, str, bool]:
             if value not in ("on", "off"):
                 raise SQLDataError(f"--data: synthetic is on or off, got {value!r}")
             synthetic = value == "on"
-        else:
+        elif item.strip():
             rest.append(item)
     path = ",".join(rest).strip() or None
     return path, semantics, (path is None) if synthetic is None else synthetic

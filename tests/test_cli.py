@@ -239,3 +239,14 @@ def test_policy_loads_show_no_transformers_progress_bar(tmp_path, local_model, c
         assert not hf_logging.is_progress_bar_enabled()  # a user's disable_progress_bar() is kept
     finally:
         hf_logging.enable_progress_bar()
+
+
+def test_a_bad_model_is_reported_before_a_previous_run_in_the_output_folder(tmp_path, capsys):
+    """The README's main command leaves runs/sql-mrtpo behind: a --model typo is still the one line the user sees."""
+    out = tmp_path / "runs" / "sql-mrtpo"
+    out.mkdir(parents=True)
+    (out / "metrics.jsonl").write_text('{"step": 1}\n')
+    (out / "run.json").write_text('{"task": "sql", "finished": true}\n')
+    assert main(["train", SQL_TASK, "--model", "/no/such/model-folder", "--output_dir", str(out), "--max_steps", "1"]) == 2
+    assert "--model /no/such/model-folder: no such folder" in error_line(capsys)
+    assert (out / "metrics.jsonl").read_text() == '{"step": 1}\n'  # the previous run is untouched

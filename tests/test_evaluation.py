@@ -239,7 +239,7 @@ def test_train_saves_the_policy_and_eval_scores_it(tmp_path, capsys):
     assert main(["eval", str(ROOT / "tasks" / "sql.py"), "--model", str(run)]) == 0
     capsys.readouterr()
     report = json.loads((run / "eval.json").read_text())
-    assert report["num_examples"] == 42 and report["greedy"]
+    assert report["num_examples"] == 42 and report["greedy"] and report["batch_size"] == info["args"]["per_device_eval_batch_size"]
     for key in ("sql_format", "executes", "result_match", "execution_accuracy", "all_rewards"):
         assert report["metrics"][key] == pytest.approx(after[key]), key
     # the numbers are the records' means

@@ -7,7 +7,8 @@ algos of one seed start from the same initial policy (the embedded policy is bui
 seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
 
 A folder whose ``run.json`` says ``finished: true`` for the same task, algo and seed (and the same ``max_steps`` when
-the train flags set ``--max_steps``), trained by the matrix with the same train flags (``compare_flags.json``) and,
+the train flags set ``--max_steps``), trained by the matrix with the same train flags and ``--config`` file text
+(``compare_flags.json``) and,
 on the embedded policy, started from the policy this seed would start from today (its cache folder, whose name
 carries the key of everything the build reads: a changed task data set or build gives another) is reused, not
 retrained; any other run in the folder (unfinished, no ``run.json``, other settings, another initial policy) is
@@ -95,13 +96,17 @@ def reuse_status(
         return False, "re-running: the folder has no metrics.jsonl"
     if train_flags is not None:
         try:
-            stored = json.loads((path / FLAGS_FILE).read_text(encoding="utf-8")).get("train_flags")
+            recorded = json.loads((path / FLAGS_FILE).read_text(encoding="utf-8"))
+            stored = recorded.get("train_flags")
         except (OSError, ValueError, AttributeError):
-            stored = None
+            recorded, stored = {}, None
         if stored is None and list(train_flags):
             return False, f"re-running: the train flags of that run are unknown (no {FLAGS_FILE})"
         if stored is not None and list(stored) != list(train_flags):
             return False, f"re-running: it was trained with other train flags ({' '.join(stored) or 'none'})"
+        config_text = _config_text(train_flags)
+        if config_text is not None and recorded.get("config") != config_text:
+            return False, "re-running: its --config file says something else now (or what it said is unknown)"
     expected = initial_policy(seed) if initial_policy is not None else None
     if expected is not None:
         started = _started_from(info)
@@ -113,6 +118,19 @@ def reuse_status(
                 f"data or the policy build changed since)"
             )
     return True, f"finished run reused ({info.get('global_step', info.get('max_steps'))} steps)"
+
+
+def _config_text(train_flags: Sequence[str]) -> str | None:
+    """The text of the train flags' ``--config`` file (``None``: no file given, or it cannot be read: train says so)."""
+    from ..trainer.cli import train_flag_value
+
+    config = train_flag_value(list(train_flags), "config")
+    if not config:
+        return None
+    try:
+        return Path(config).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _started_from(info: dict[str, Any]) -> str | None:
@@ -128,13 +146,13 @@ def _started_from(info: dict[str, Any]) -> str | None:
 
 def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable[[int], str | None] | None:
     """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
-    task's corpus once), or ``None`` when the flags give ``--model`` (a checkpoint or model the user names) or
-    ``--config`` (whose file may name one)."""
-    from ..trainer.cli import train_flag_value
+    task's corpus once; ``--data`` and ``--policy_preset`` from the flags or their ``--config`` file), or ``None``
+    when they give ``--model`` (a checkpoint or model the user names)."""
+    from ..trainer.cli import train_setting
 
     flags = list(train_flags)
-    if train_flag_value(flags, "model") is not None or train_flag_value(flags, "config") is not None:
-        return None  # a --config file may set model/data/policy_preset: the flags alone do not say which policy
+    if train_setting(flags, "model") is not None or train_setting(flags, "model_name_or_path") is not None:
+        return None
     corpus: dict[str, Any] = {}
 
     def folder(seed: int) -> str | None:
@@ -144,10 +162,10 @@ def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable
         if "task" not in corpus:
             try:
                 task = load_task(task_spec)
-                corpus["task"], corpus["examples"] = task, task.load_examples("train", train_flag_value(flags, "data"))
+                corpus["task"], corpus["examples"] = task, task.load_examples("train", train_setting(flags, "data"))
             except MRTPOError:
                 return None  # train reports it
-        preset = train_flag_value(flags, "policy_preset") or "small"
+        preset = train_setting(flags, "policy_preset") or "small"
         try:
             return str(task_policy_dir(corpus["task"], corpus["examples"], seed=seed, preset=preset))
         except MRTPOError:
@@ -238,6 +256,7 @@ def run_matrix(
                 f"finished before it are reused when compare is run again"
             )
         if cell.path.is_dir():
-            (cell.path / FLAGS_FILE).write_text(json.dumps({"train_flags": list(train_flags)}) + "\n", encoding="utf-8")
+            recorded = {"train_flags": list(train_flags), "config": _config_text(train_flags)}
+            (cell.path / FLAGS_FILE).write_text(json.dumps(recorded) + "\n", encoding="utf-8")
         durations.append(clock() - began)
     return cells

@@ -78,6 +78,8 @@ class EvalReport:
     metrics: dict[str, float | None]
     seconds: float
     records: list[EvalRecord] = field(default_factory=list, repr=False)
+    batch_size: int | None = None
+    """Sequences per ``generate`` call: greedy decoding of a small policy can change with the batch's padding."""
 
     def to_json(self, with_records: bool = True) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "records"}
@@ -303,6 +305,7 @@ def evaluate_policy(
         metrics=metrics,
         seconds=time.perf_counter() - start,
         records=records,
+        batch_size=batch_size,
     )
 
 

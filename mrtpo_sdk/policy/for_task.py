@@ -127,6 +127,10 @@ def task_policy(
     from .default import default_policy
 
     config = _policy_config(task, seed, preset)
+    asked = getattr(task, "warm_start_steps", None)
+    if asked is not None and config.sft_max_steps != asked:
+        log(f"[policy] --policy_preset {preset}: {config.sft_max_steps} warm-start steps (the preset's), not the task's "
+            f"warm_start_steps={asked}")
     texts, pairs = policy_corpus(task, examples, block_contexts=config.sft_block_contexts)
     return default_policy(task.name, texts, pairs, config=config, rebuild=rebuild, log=log)
 

@@ -82,6 +82,12 @@ def _config_file_values(rest: list[str]) -> dict[str, Any]:
     return values if isinstance(values, dict) else {}
 
 
+def train_setting(flags: list[str], name: str) -> Any:
+    """A train setting as these train flags give it: ``--name V``, else the key ``name`` of their ``--config`` file,
+    else ``None`` (e.g. ``compare`` asking which ``--data``/``--model``/``--policy_preset`` a run will use)."""
+    return _given(flags, _config_file_values(flags), name)
+
+
 def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
     """A train setting as the user gave it: the command-line flag, else the ``--config`` key, else ``None``."""
     value = train_flag_value(rest, name)
@@ -385,6 +391,11 @@ def run_training(
     from ..authoring.check import check_prompts
 
     check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
+    checked_model = None
+    if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
+        from ..policy.pretrained import check_model
+
+        checked_model = check_model(script_args.model)  # a run folder -> its saved policy/
     out = Path(config.output_dir)
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
     if checkpoint is not None:
@@ -410,9 +421,7 @@ def run_training(
             f"from {path}"
         )
     else:
-        from ..policy.pretrained import check_model
-
-        model = check_model(model)  # one line when nothing loadable is there; a run folder -> its saved policy/
+        model = checked_model
         policy_label = str(model)
         if Path(model).is_dir():
             from ..policy.pretrained import load_tokenizer

@@ -207,6 +207,18 @@ def test_a_finished_run_from_another_initial_policy_is_trained_again(trainer, mo
     assert "      re-running: its run.json does not say which initial policy it started from" in text
 
 
+def test_a_run_whose_config_file_changed_is_trained_again(trainer, tmp_path, capsys):
+    out, config = tmp_path / "m", tmp_path / "run.yaml"
+    config.write_text("learning_rate: 0.001\n")
+    argv = ["compare", TOY_TASK, "--algos", "grpo", "--seeds", "1", "--output_dir", str(out), "--config", str(config)]
+    assert main(argv) == 0 and main(argv) == 0
+    assert called(trainer) == [("grpo", "1")]  # the second call reused it
+    config.write_text("learning_rate: 0.01\n")
+    assert main(argv) == 0
+    assert called(trainer) == [("grpo", "1"), ("grpo", "1")]
+    assert "      re-running: its --config file says something else now (or what it said is unknown)" in capsys.readouterr().out
+
+
 def test_the_initial_policy_of_a_run_is_the_folder_train_would_load(tmp_path):
     from mrtpo_sdk.compare.matrix import _started_from, embedded_policy_dirs
     from mrtpo_sdk.loader import load_task
@@ -218,7 +230,12 @@ def test_the_initial_policy_of_a_run_is_the_folder_train_would_load(tmp_path):
     assert folder(5) == str(expected) and expected.name.startswith("toy-seed5-")
     assert folder(6) != folder(5)
     assert embedded_policy_dirs(TOY_TASK, ["--model", "some/model"]) is None
-    assert embedded_policy_dirs(TOY_TASK, ["--config", "run.yaml"]) is None
+    # a --config file's data / policy_preset / model count as the flags do
+    config = tmp_path / "run.yaml"
+    config.write_text("policy_preset: tiny\nmax_steps: 3\n")
+    assert embedded_policy_dirs(TOY_TASK, ["--config", str(config)])(5) == str(expected)
+    config.write_text("model: some/model\n")
+    assert embedded_policy_dirs(TOY_TASK, ["--config", str(config)]) is None
     # older runs recorded the folder only at the end of their policy label
     assert _started_from({"policy": "embedded bootstrap policy (0.56M parameters) from /c/sql-seed1-4ad4"}) == "/c/sql-seed1-4ad4"
     assert _started_from({"initial_policy": "/c/x", "policy": "embedded bootstrap policy (1M) from /c/y"}) == "/c/x"
@@ -286,7 +303,7 @@ def test_a_run_trained_with_other_flags_is_rerun(trainer, tmp_path, capsys):
     assert called(trainer) == [("grpo", "3")]
     assert "re-running: it was trained with other train flags (--learning_rate 0.1)" in capsys.readouterr().out
     assert json.loads((out / "grpo-seed3" / "compare_flags.json").read_text()) == {
-        "train_flags": ["--learning_rate", "0.5"]
+        "train_flags": ["--learning_rate", "0.5"], "config": None
     }
 
 

@@ -106,8 +106,10 @@ def test_task_warm_start_steps_sets_the_warm_start_cap_and_a_preset_keeps_its_ow
     base = dict(name="t", examples=exs, prompt=lambda ex: ex["q"], verifiers=[says_yes], reference=lambda ex: "yes")
     task_policy(Task(**base, warm_start_steps=1000), exs, seed=3)
     task_policy(Task(**base), exs, seed=3)
-    task_policy(Task(**base, warm_start_steps=1000), exs, seed=3, preset="tiny")
+    lines = []
+    task_policy(Task(**base, warm_start_steps=1000), exs, seed=3, preset="tiny", log=lines.append)
     assert [c.sft_max_steps for c in seen] == [1000, default_mod.DefaultPolicyConfig().sft_max_steps, 8]
+    assert lines == ["[policy] --policy_preset tiny: 8 warm-start steps (the preset's), not the task's warm_start_steps=1000"]
     assert seen[0].seed == 3
     for bad in (-1, 2.5, True, "10"):
         with pytest.raises(MRTPOError, match="warm_start_steps must be a number of optimizer steps"):

@@ -298,6 +298,12 @@ def test_official_semantics_from_data_option(sql_task):
     assert sql_task._data_option("/some/path,semantics=training") == ("/some/path", "training", False)
     assert sql_task._data_option("/some/path,synthetic=on") == ("/some/path", "training", True)
     assert sql_task._data_option("synthetic=off,semantics=official") == (None, "official", False)
+    assert sql_task._data_option(" Synthetic = off ,,") == (None, "training", False)  # spaces, case, empty items
+    from mrtpo_sdk.sql import SQLDataError as DataError
+
+    for twice in ("synthetic=on,synthetic=off", "semantics=official,semantics=training"):
+        with pytest.raises(DataError, match="is given twice"):
+            sql_task._data_option(twice)
     assert sql_task.examples("dev", "semantics=official")[0].semantics == "official"
     assert sql_task.examples("dev")[0].semantics == "training"
     from mrtpo_sdk.sql import SQLDataError
