@@ -31,7 +31,7 @@ from .errors import MRTPOError
 
 __all__ = ["ArgumentParser", "UsageError", "add_data_flags", "canonical_spelling", "did_you_mean", "spelling_note"]
 
-DATA_HELP = "point the task's loader at another dataset, as for train"
+DATA_HELP = "passed to the task's loader, as for train: another dataset and/or the task's own options (tasks/sql.py: semantics=official, synthetic=off)"
 
 
 class UsageError(MRTPOError):

@@ -35,7 +35,11 @@ class TrainScriptArguments:
         },
     )
     data: str | None = field(
-        default=None, metadata={"help": "Point the task's loader at another dataset (e.g. a Spider/BIRD download)."}
+        default=None, metadata={
+            "help": "Passed to the task's loader as examples(split, data): another dataset and/or the task's own "
+            "options, e.g. for tasks/sql.py a Spider/BIRD folder, semantics=official, synthetic=off "
+            "(comma-separated; the task file's docstring lists them)."
+        }
     )
     policy_preset: str = field(
         default="small",
