@@ -213,6 +213,9 @@ def test_a_run_whose_config_file_changed_is_trained_again(trainer, tmp_path, cap
     argv = ["compare", TOY_TASK, "--algos", "grpo", "--seeds", "1", "--output_dir", str(out), "--config", str(config)]
     assert main(argv) == 0 and main(argv) == 0
     assert called(trainer) == [("grpo", "1")]  # the second call reused it
+    config.write_text("# the same settings, commented\nlearning_rate:   0.001\n")
+    assert main(argv) == 0
+    assert called(trainer) == [("grpo", "1")]  # comments and layout do not count
     config.write_text("learning_rate: 0.01\n")
     assert main(argv) == 0
     assert called(trainer) == [("grpo", "1"), ("grpo", "1")]
