@@ -121,20 +121,13 @@ def reuse_status(
 
 
 def _config_text(train_flags: Sequence[str]) -> str | None:
-    """What the train flags' ``--config`` file says, as canonical JSON of its YAML values (comments, order and layout
-    do not count); ``None``: no file given, or it cannot be read or parsed (train says so in its own line)."""
-    from ..trainer.cli import train_flag_value
+    """What the train flags' ``--config`` file says, as canonical JSON of its YAML values (read as train reads it:
+    comments, order and layout do not count); ``None`` when no file is given."""
+    from ..trainer.cli import config_file_values, train_flag_value
 
-    config = train_flag_value(list(train_flags), "config")
-    if not config:
+    if not train_flag_value(list(train_flags), "config"):
         return None
-    try:
-        import yaml
-
-        values = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - unreadable or not YAML: train reports it
-        return None
-    return json.dumps(values, sort_keys=True, default=str)
+    return json.dumps(config_file_values(list(train_flags)), sort_keys=True, default=str)
 
 
 def _started_from(info: dict[str, Any]) -> str | None:

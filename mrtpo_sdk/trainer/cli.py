@@ -72,7 +72,7 @@ def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return pre.parse_known_args(rest)
 
 
-def _config_file_values(rest: list[str]) -> dict[str, Any]:
+def config_file_values(rest: list[str]) -> dict[str, Any]:
     """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
     path = train_flag_value(rest, "config")
     if not path:
@@ -89,7 +89,7 @@ def _config_file_values(rest: list[str]) -> dict[str, Any]:
 def train_setting(flags: list[str], name: str) -> Any:
     """A train setting as these train flags give it: ``--name V``, else the key ``name`` of their ``--config`` file,
     else ``None`` (e.g. ``compare`` asking which ``--data``/``--model``/``--policy_preset`` a run will use)."""
-    return _given(flags, _config_file_values(flags), name)
+    return _given(flags, config_file_values(flags), name)
 
 
 def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
@@ -117,7 +117,7 @@ def train_command(rest: list[str]) -> int:
     hf_parser = _train_parser(MRTPOConfig)
     rest = _snake_case_flags(rest, hf_parser)
     known, _ = _pre_parse(rest)
-    file_values = _config_file_values(rest)
+    file_values = config_file_values(rest)
     for name in ("algo", "model"):
         if train_flag_value(rest, name) is None and file_values.get(name) is not None:
             setattr(known, name, str(file_values[name]))
