@@ -42,6 +42,7 @@ Exactness and precision contract:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import logging
@@ -661,10 +662,13 @@ def _check_cache_once(model: Any, seqs: list[_Seq], pad_token_id: int, device: t
         reason = f"the cached forward failed: {type(exc).__name__}: {exc}".splitlines()[0][:200]
     else:
         reason = None
+        # the precision the decoder computed in: its output dtype, or a half dtype autocast ran it in
+        half = torch.is_autocast_enabled(device.type) and torch.get_autocast_dtype(device.type) in (
+            torch.bfloat16, torch.float16)
         for got, ref in zip(runner.out, plain):
             scale = float(ref.float().abs().max()) or 1.0
             diff = float((got.float() - ref.float()).abs().max()) / scale
-            tol = 1e-4 if ref.dtype in (torch.float32, torch.float64) else 5e-2
+            tol = 1e-4 if ref.dtype in (torch.float32, torch.float64) and not half else 5e-2
             if not diff <= tol:
                 reason = f"cached and plain hidden states differ (max relative {diff:.2e} > {tol:g})"
                 break
@@ -816,6 +820,7 @@ def replay_relevance(
     prefix_sharing: bool = True,
     js_memory_bytes: int | None = None,
     sync_passes: Callable[[int], int] | None = None,
+    decoder_autocast: Callable[[], Any] | None = None,
 ) -> ReplayOutput:
     """Per-token relevance ``q_{k,t}`` of every replayed pair (spec §3–§4).
 
@@ -842,6 +847,10 @@ def replay_relevance(
             also one with no replayed pair, runs the same decoder passes: the head check, the one-time cache check
             on a fixed pair, then its own plan padded with one-token dummy passes to the busiest rank's count
             (see :func:`completion_hidden_states`). None (default): single process or unsharded replicas.
+        decoder_autocast: a context-manager factory the decoder passes run under, e.g. the trainer's
+            ``accelerator.autocast`` (bf16 mixed precision: the decoder in bf16, as the update's forward). The LM
+            head and the JS distance always run with autocast off, in float32 (the precision contract above).
+            None (default): the decoder in the model's own dtype.
 
     Returns:
         :class:`ReplayOutput` with ``q`` of shape ``(B, K, T)``.
@@ -869,6 +878,7 @@ def replay_relevance(
 
     was_training = getattr(model, "training", False)
     model.eval()
+    float32_tail = contextlib.ExitStack()
     try:
         if sync_passes is not None:
             # the head check's decoder passes first, on every rank (same count everywhere)
@@ -878,12 +888,15 @@ def replay_relevance(
         wo_prompts = [contexts[p][1] for p in pairs]
         ids = encode_prompts(all_prompts + wo_prompts) if pairs else []
         comps = [completions[i] for i in responses] + [completions[i] for i, _ in pairs]
-        hidden, info = completion_hidden_states(
-            model, ids, comps, pad_token_id, max_tokens=max_tokens, max_rows=batch_size,
-            prefix_sharing=prefix_sharing, sync_passes=sync_passes, device=completion_ids.device,
-        )
+        with decoder_autocast() if decoder_autocast is not None else contextlib.nullcontext():
+            hidden, info = completion_hidden_states(
+                model, ids, comps, pad_token_id, max_tokens=max_tokens, max_rows=batch_size,
+                prefix_sharing=prefix_sharing, sync_passes=sync_passes, device=completion_ids.device,
+            )
         if not pairs:
             return ReplayOutput(q=q, replayed=replayed.clone(), num_replayed=0, num_forward_contexts=0)
+        # the head and JS in float32, also when the caller (or accelerate's wrapped forward) has autocast on
+        float32_tail.enter_context(torch.autocast(completion_ids.device.type, enabled=False))
         h_all = dict(zip(responses, hidden[: len(responses)]))
         h_wo = hidden[len(responses) :]
         if sync_passes is None:
@@ -909,6 +922,7 @@ def replay_relevance(
             for j, (i, k) in enumerate(chunk):
                 q[i, k] = qs[j].float()
     finally:
+        float32_tail.close()
         if was_training:
             model.train()
     return ReplayOutput(

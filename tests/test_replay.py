@@ -381,6 +381,46 @@ def test_precision_contract_bf16(policy):
     assert out.q.dtype == torch.float32 and out.prefix_shared and out.q.max() > 0
 
 
+def test_decoder_autocast_runs_the_decoder_in_bf16_and_the_head_and_js_in_float32(policy):
+    """``decoder_autocast`` (the trainer passes accelerate's bf16 autocast): the decoder runs in bf16, prefix sharing
+    stays on (its one-time check allows bf16's rounding), and the head and JS run with autocast off, so an autocast
+    the caller left on (accelerate wraps the model's forward in one) changes nothing after the decoder."""
+    model, tok = policy
+    model = _clone(model).float()
+    task = _task(verifiers=[r0, r1, r2])
+    ex = {"id": 1}
+    enc, ids, mask = _batch(tok, ["The word is apple.", "a p p l e", "river stone"])
+    blocks = [["Five letters.", "It ends with e.", "apple"]] * 3
+    replayed = torch.ones((3, 3), dtype=torch.bool)
+    kw = dict(encode_prompts=_encode(tok), pad_token_id=tok.pad_token_id, temperature=0.8)
+    fp32 = replay_relevance(model, task, [ex] * 3, ids, mask, blocks, replayed, **kw)
+
+    def bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    auto = replay_relevance(_clone(model), task, [ex] * 3, ids, mask, blocks, replayed, decoder_autocast=bf16, **kw)
+    with bf16():  # the whole call under the caller's autocast: the same decoder precision, the same float32 tail
+        outer = replay_relevance(_clone(model), task, [ex] * 3, ids, mask, blocks, replayed, **kw)
+    assert auto.prefix_shared and auto.fallback is None and outer.prefix_shared
+    assert auto.q.dtype == torch.float32 and torch.equal(auto.q, outer.q)
+    diff = (auto.q - fp32.q).abs().max()
+    assert 0 < diff < 0.05 * fp32.q.max()  # the decoder did run in bf16, and q stays close to the float32 replay's
+    # the tail computed in float32 from the same bf16-decoder hidden states gives the same q
+    from mrtpo_sdk.algorithms import chunked_js_distance
+    from mrtpo_sdk.replay import completion_hidden_states, model_head
+
+    p_all, p_wo = task.replay_prompts(ex, blocks[0], 0)
+    ctx = _encode(tok)([p_all, p_wo])
+    comp = ids[0, : len(enc[0])]
+    with torch.no_grad(), bf16():
+        hidden, _ = completion_hidden_states(_clone(model), ctx, [comp, comp], tok.pad_token_id)
+    project, _ = model_head(model)
+    with torch.no_grad():
+        ref = chunked_js_distance(hidden[0][None].float(), hidden[1][None].float(),
+                                  torch.ones(1, len(enc[0]), dtype=torch.bool), project, temperature=0.8)[0]
+    assert (auto.q[0, 0, : len(enc[0])] - ref).abs().max() < 1e-5
+
+
 def _clone(model):
     import copy
 

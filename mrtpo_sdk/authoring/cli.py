@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
+from ..policy.gguf import MODEL_NAMES_HELP
 
 __all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
 
@@ -69,7 +70,8 @@ def explain_parser() -> ArgumentParser:
     p.add_argument(
         "--model",
         default=None,
-        help="the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder or a model id "
+        help=f"the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder, a .gguf file, "
+        f"{MODEL_NAMES_HELP}, or a model id "
         "(default: the embedded bootstrap policy, as for train)",
     )
     p.add_argument("--example", default=None, metavar="ID", help="id of the example (default: the first one)")

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
+from ..policy.gguf import MODEL_NAMES_HELP
 
 __all__ = ["eval_command", "eval_parser", "render_report"]
 
@@ -29,7 +30,8 @@ def eval_parser() -> ArgumentParser:
     p.add_argument(
         "--model",
         default=None,
-        help="the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder or a model id "
+        help=f"the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder, a .gguf file, "
+        f"{MODEL_NAMES_HELP}, or a model id "
         "(default: the embedded bootstrap policy before training, as train builds it)",
     )
     add_data_flags(p, split_default=None, split_help="the split to score (default: the task's eval_split, e.g. dev)")

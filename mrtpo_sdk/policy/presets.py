@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["EMBEDDED_POLICY_DEFAULTS", "MODEL_DEFAULTS"]
+__all__ = ["EMBEDDED_POLICY_DEFAULTS", "MODEL_DEFAULTS", "CPU_MODEL_BATCH", "cpu_supports_bf16", "model_machine_defaults"]
 
 # Training defaults when no --model is given: the embedded bootstrap policy on a laptop-class CPU.
 EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
@@ -30,3 +30,38 @@ EMBEDDED_POLICY_DEFAULTS: dict[str, Any] = {
 MODEL_DEFAULTS: dict[str, Any] = {"logging_steps": 1, "save_strategy": "no", "report_to": "none"}
 
 
+
+
+def cpu_supports_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX), where bf16 autocast is faster than float32.
+    Without them torch emulates bf16 and it is slower, so a pretrained ``--model`` then trains in float32."""
+    import torch
+
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except (AttributeError, RuntimeError):  # pragma: no cover - an older torch without the probes
+        return False
+
+
+def model_machine_defaults() -> dict[str, Any]:
+    """Defaults for a pretrained ``--model`` that depend on the machine (a flag or ``--config`` key still wins):
+
+    * CUDA: TRL's own (``bf16`` true).
+    * CPU only: ``use_cpu`` true and ``bf16`` true where :func:`cpu_supports_bf16` (accelerate's bf16 autocast for
+      the update, and in this trainer for sampling and the replay's decoder; the replay's head and JS stay float32),
+      else float32; ``gradient_checkpointing`` false (TRL's default true recomputes every layer's forward in the
+      backward pass to save GPU memory; a CPU has the memory and not the time); the batch of
+      :data:`CPU_MODEL_BATCH`. docs/performance.md has the side-by-side measurements.
+    """
+    import torch
+
+    if torch.cuda.is_available():
+        return {"bf16": True}
+    return {"use_cpu": True, "bf16": cpu_supports_bf16(), "gradient_checkpointing": False, **CPU_MODEL_BATCH}
+
+
+#: The batch of a pretrained ``--model`` on a CPU: 8 prompts x 4 completions of at most 128 tokens per step
+#: (TRL's defaults, 1 prompt x 8 completions of up to 512 tokens, cost ~4x a step on 2 cores and learn from one
+#: prompt's group). A task's own ``max_completion_length`` and any flag still win.
+CPU_MODEL_BATCH: dict[str, Any] = {"per_device_train_batch_size": 32, "num_generations": 4,
+                                   "max_completion_length": 128}

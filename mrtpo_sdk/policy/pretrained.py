@@ -31,7 +31,8 @@ POLICY_SUBDIR = "policy"
 HUB_TIMEOUT_S = 5.0
 
 _MODEL_HINT = (
-    "pass a run folder of `mrtpo-sdk train`, a local model folder (with config.json) or a Hugging Face model id"
+    "pass a run folder of `mrtpo-sdk train`, a local model folder (with config.json), a .gguf file, smollm2 or a "
+    "Hugging Face model id"
 )
 
 
@@ -103,6 +104,8 @@ def hub_offline() -> bool:
 def check_model(model: str) -> str:
     """What ``--model`` names, checked in one line before anything is loaded; the value to load it from.
 
+    * a named model (``smollm2``) or a GGUF file (``PATH.gguf``, or a folder holding exactly one ``.gguf``) -> its
+      dequantized safetensors folder under the cache root, made once (:mod:`mrtpo_sdk.policy.gguf`);
     * a run folder of ``train`` -> its ``policy/``; a local model folder must hold ``config.json``;
     * a value that looks like a path (:func:`looks_like_path`) and does not exist: ``--model X: no such folder``;
     * a Hub id offline (``HF_HUB_OFFLINE=1``): found in the local cache, or one line at once;
@@ -115,7 +118,9 @@ def check_model(model: str) -> str:
     Raises:
         MRTPOError: nothing loadable there (one line saying why and what to pass instead).
     """
-    resolved = resolve_model(model)
+    from .gguf import materialize
+
+    resolved = resolve_model(materialize(model))  # a GGUF file or named model -> its dequantized folder (cached)
     path = Path(resolved)
     if path.is_dir():
         if not (path / "config.json").is_file():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError
+from ..policy.gguf import MODEL_NAMES_HELP
 from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
 
 __all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value"]
@@ -30,8 +31,10 @@ class TrainScriptArguments:
     model: str | None = field(
         default=None,
         metadata={
-            "help": "Hugging Face model id or local path of the policy. Default: the embedded bootstrap policy "
-            "(a small model built and warm-started on this task's references, cached; for trying the SDK offline)."
+            "help": "The policy: a run folder of `mrtpo-sdk train`, a local model folder, a .gguf file (or a "
+            "folder holding one; dequantized once into the cache), " + MODEL_NAMES_HELP + ", or a Hugging Face "
+            "model id. Default: the embedded bootstrap policy (a small model built and warm-started on this task's "
+            "references, cached; for trying the SDK offline)."
         },
     )
     data: str | None = field(
@@ -131,9 +134,9 @@ def train_command(rest: list[str]) -> int:
 
     preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
     if known.model is not None:
-        import torch
+        from ..policy.presets import model_machine_defaults
 
-        preset.setdefault("bf16", torch.cuda.is_available())  # TRL's bf16 default fails on a CPU-only machine
+        preset.update(model_machine_defaults())  # CPU: bf16 autocast where the CPU has it (TRL's default fails there)
     if known.help or not known.task:
         if known.help and known.task:  # `train TASK --help`: the defaults this task trains with
             from ..loader import load_task
@@ -211,6 +214,9 @@ def train_command(rest: list[str]) -> int:
     ):
         config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
     script_args.model = known.model
+    if preset.get("use_cpu") and not preset.get("bf16") and _given(flags, file_values, "bf16") is None:
+        print("note: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so --model trains in float32 "
+              "(bf16 autocast would be emulated, slower)", flush=True)
     _require_extras(config)
     peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
     from_task = {}  # the task's settings that took effect: no flag or --config key set them
@@ -427,6 +433,11 @@ def run_training(
     else:
         model = checked_model
         policy_label = str(model)
+        from ..policy.gguf import describe_origin, model_origin
+
+        origin = model_origin(model)
+        if origin is not None:  # a GGUF --model: its dequantized folder in the cache
+            policy_label = f"{describe_origin(origin)} (cached in {model})"
         if Path(model).is_dir():
             from ..policy.pretrained import load_tokenizer
 
@@ -505,7 +516,8 @@ def run_training(
         else:
             trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
         if trainer.accelerator.is_main_process:
-            _write_model_card(trainer, policy_dir, task, base=policy_label, task_file=task_file)
+            _write_model_card(trainer, policy_dir, task, base=policy_label, task_file=task_file,
+                              base_folder=checked_model)
         hf_logging.enable_progress_bar()
     if trainer.accelerator.is_main_process:
         rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
@@ -581,12 +593,14 @@ def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: l
             console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
 
 
-def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: str | None) -> None:
+def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: str | None,
+                      base_folder: str | None = None) -> None:
     """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), saying what the base policy
     was (``base``: the embedded bootstrap policy and its folder, a local model folder, or a Hub id, the only one
     linked) and the task file, with no link to a Hub page that does not exist; the quick start loads the policy
     folder. TRL writes the card into the run folder: a README.md there before is put back (none: removed), so the
-    card lives in ``policy/`` only. A card that cannot be made leaves a note, never a failed run."""
+    card lives in ``policy/`` only. ``base_folder``: the folder ``--model`` resolved to; a dequantized GGUF's card
+    names the GGUF file and its package. A card that cannot be made leaves a note, never a failed run."""
     import json
     import re
 
@@ -595,12 +609,17 @@ def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: 
     try:
         trainer.create_model_card(model_name=f"{task.name} ({trainer.args.algo}) policy")
         text = root_card.read_text(encoding="utf-8")
+        from ..policy.gguf import describe_origin, model_origin
         from ..policy.pretrained import looks_like_path
 
-        hub = base if not base.startswith("embedded ") and not looks_like_path(base) else None
-        origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
-            f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
-        )
+        gguf = model_origin(base_folder) if base_folder else None
+        hub = base if gguf is None and not base.startswith("embedded ") and not looks_like_path(base) else None
+        if gguf is not None:
+            origin = f"the GGUF file {describe_origin(gguf)}"
+        else:
+            origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
+                f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
+            )
         where = f"task `{task.name}`" + (f" (task file `{task_file}`)" if task_file else "")
         text = re.sub(
             r"^This model is a fine-tuned version of .*$",

@@ -340,7 +340,10 @@ class MRTPOTrainer(GRPOTrainer):
 
     def _generate(self, prompts: list):
         start = time.perf_counter()
-        out = super()._generate(prompts)
+        # Sampling under the mixed precision of the update (accelerate's autocast: bf16 with --bf16, off in fp32);
+        # TRL's own transformers path samples in the weights' dtype. vLLM runs its own engine.
+        with contextlib.nullcontext() if self.use_vllm else self.accelerator.autocast():
+            out = super()._generate(prompts)
         self._timings["generation"] += time.perf_counter() - start
         return out
 
@@ -415,6 +418,7 @@ class MRTPOTrainer(GRPOTrainer):
                 batch_size=args.replay_batch_size,
                 max_tokens=args.replay_max_tokens,
                 sync_passes=sync_passes,
+                decoder_autocast=self.accelerator.autocast,
             )
         self._timings["replay"] += time.perf_counter() - start
         beta_n = smoothstep_beta(self.state.global_step, args.mrtpo_beta, args.beta_warmup_steps)

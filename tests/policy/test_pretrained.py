@@ -76,7 +76,7 @@ def test_a_missing_path_is_no_such_folder(value):
         check_model(value)
     assert str(info.value) == (
         f"--model {value}: no such folder; pass a run folder of `mrtpo-sdk train`, a local model folder (with "
-        f"config.json) or a Hugging Face model id"
+        f"config.json), a .gguf file, smollm2 or a Hugging Face model id"
     )
 
 

