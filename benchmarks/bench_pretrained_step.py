@@ -15,10 +15,12 @@ Variants (``--variants``, comma-separated):
 * ``gdpo_trl``   - this trainer's GDPO with TRL's defaults (float32, gradient checkpointing): what this trainer
   costs by itself;
 * ``gdpo_fp32``  - this trainer's GDPO, float32, no gradient checkpointing;
-* ``gdpo_ckpt``  - this trainer's GDPO, bf16 autocast, gradient checkpointing on;
+* ``gdpo_nockpt`` - this trainer's GDPO, the defaults below without gradient checkpointing;
 * ``gdpo``       - this trainer's GDPO with ``mrtpo-sdk train``'s defaults for a ``--model`` on this machine
-  (CPU: bf16 autocast where the CPU has it, no gradient checkpointing: ``policy.presets.model_machine_defaults``);
+  (CPU: bf16 autocast where the CPU has it, TRL's gradient checkpointing: ``policy.presets.model_machine_defaults``);
 * ``mrtpo``      - the same for MRTPO (the replay on top).
+
+Each variant's settings are printed beside its figures and recorded in the JSON.
 
 The table ends with the two targets: MRTPO's step / GDPO's (<= 1.15) and TRL's step / this trainer's GDPO (>= 2).
 The last line is one JSON object with every figure. docs/performance.md has the measured table.
@@ -40,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_ckpt", "gdpo", "mrtpo")
+VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_nockpt", "gdpo", "mrtpo")
 PHASES = ("generation", "scoring", "replay", "update", "step")
 
 
@@ -67,17 +69,23 @@ def _settings(variant: str) -> dict:
     """The precision settings of a variant (the rest is shared)."""
     from mrtpo_sdk.policy.presets import model_machine_defaults
 
-    ours = model_machine_defaults()
-    trl_defaults = {"bf16": ours.get("bf16", False) if "use_cpu" not in ours else False,
-                    "gradient_checkpointing": True}
+    ours = {k: v for k, v in model_machine_defaults().items() if k in ("bf16", "gradient_checkpointing")}
+    # TRL's defaults: bf16 on CUDA; on a CPU its bf16 default stops ("You need to assign use_cpu"), so float32
+    trl_defaults = {"bf16": torch_cuda(), "gradient_checkpointing": True}
     return {
         "trl": trl_defaults,
         "gdpo_trl": trl_defaults,
         "gdpo_fp32": {"bf16": False, "gradient_checkpointing": False},
-        "gdpo_ckpt": {**ours, "gradient_checkpointing": True},
+        "gdpo_nockpt": {**ours, "gradient_checkpointing": False},
         "gdpo": ours,
         "mrtpo": ours,
     }[variant]
+
+
+def torch_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _timed_trl_class():
@@ -192,7 +200,7 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
         disable_tqdm=True,
         use_cpu=not torch.cuda.is_available(),
         generation_kwargs={"min_new_tokens": a.max_completion_length} if a.fixed_length else None,
-        **{k: v for k, v in settings.items() if k != "use_cpu"},
+        **settings,
     )
     tokenizer = load_tokenizer(model_path)
     torch.manual_seed(a.seed)

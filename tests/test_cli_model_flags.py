@@ -220,7 +220,7 @@ def test_the_embedded_policy_card_names_the_bootstrap_policy(tmp_path):
 def test_a_model_on_a_cpu_trains_under_bf16_autocast_where_the_cpu_has_it(tmp_path, local_model, capsys,
                                                                            monkeypatch, has_bf16):
     """CPU defaults for --model (policy.presets.model_machine_defaults): use_cpu, bf16 where the CPU computes it
-    natively (else float32 and one note), no gradient checkpointing; a flag still wins."""
+    natively (else float32 and one note), TRL's gradient checkpointing, 4 completions per prompt; a flag wins."""
     import torch
 
     from mrtpo_sdk.policy import presets
@@ -230,12 +230,13 @@ def test_a_model_on_a_cpu_trains_under_bf16_autocast_where_the_cpu_has_it(tmp_pa
     out = tmp_path / "run"
     assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--output_dir", str(out)]) == 0
     args = json.loads((out / "run.json").read_text())["args"]
-    assert args["use_cpu"] is True and args["bf16"] is has_bf16 and args["gradient_checkpointing"] is False
+    assert args["use_cpu"] is True and args["bf16"] is has_bf16 and args["gradient_checkpointing"] is True
+    assert args["num_generations"] == 4 and args["per_device_train_batch_size"] == 8  # SMALL sets the batch
     note = "note: this CPU has no bf16 instructions"
     assert (note in capsys.readouterr().out) is (not has_bf16)
     out2 = tmp_path / "run2"
     assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--output_dir", str(out2),
-                 "--bf16", "false", "--gradient_checkpointing", "true"]) == 0
+                 "--bf16", "false", "--gradient_checkpointing", "false"]) == 0
     args = json.loads((out2 / "run.json").read_text())["args"]
-    assert args["bf16"] is False and args["gradient_checkpointing"] is True
+    assert args["bf16"] is False and args["gradient_checkpointing"] is False
     assert note not in capsys.readouterr().out  # the user chose float32: nothing to say

@@ -129,6 +129,7 @@ def eval_command(argv: list[str]) -> int:
         defaults = {**defaults, "max_completion_length": task.max_completion_length}
     max_len = args.max_completion_length or int(defaults["max_completion_length"])
     batch_size = args.batch_size or int(run_args.get("per_device_eval_batch_size") or _train_eval_batch_size())
+    autocast_dtype = _autocast_dtype(run_args, embedded=embedded, device=device)
     if args.output_dir is not None:
         out_dir = Path(args.output_dir)
     elif not embedded and Path(args.model).is_dir():
@@ -150,6 +151,7 @@ def eval_command(argv: list[str]) -> int:
             max_completion_length=max_len,
             batch_size=batch_size,
             progress=True,
+            autocast_dtype=autocast_dtype,
         )
     except VerifierError as exc:  # the one line names OUTPUT_DIR/errors/eval-<verifier>.txt (traceback, completion)
         if exc.details_path is None:
@@ -161,6 +163,27 @@ def eval_command(argv: list[str]) -> int:
     render_report(report)
     print(f"eval:    {target}" + (" (replaced the previous eval.json there)" if replaced else ""))
     return 0
+
+
+def _autocast_dtype(run_args: dict[str, Any], *, embedded: bool, device: str) -> Any:
+    """The precision training sampled and evaluated in, so that ``eval`` reproduces its dev numbers: a run folder's
+    own ``bf16`` / ``fp16``; another ``--model``: train's default for a ``--model`` on this machine (on a CPU, bf16
+    autocast where the CPU has bf16 instructions); the embedded policy: float32 (``None``)."""
+    import torch
+
+    if run_args:
+        flags = run_args
+    elif embedded:
+        return None
+    else:
+        from ..policy.presets import model_machine_defaults
+
+        flags = model_machine_defaults() if not str(device).startswith("cuda") else {"bf16": True}
+    if flags.get("bf16"):
+        return torch.bfloat16
+    if flags.get("fp16"):
+        return torch.float16
+    return None
 
 
 def _train_eval_batch_size() -> int:

@@ -15,6 +15,8 @@ the ids TRL samples after in training; the trainer passes its own ``_tokenize_pr
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import math
 import time
@@ -80,6 +82,8 @@ class EvalReport:
     records: list[EvalRecord] = field(default_factory=list, repr=False)
     batch_size: int | None = None
     """Sequences per ``generate`` call: greedy decoding of a small policy can change with the batch's padding."""
+    autocast: str | None = None
+    """The autocast dtype generation ran under (``"bfloat16"``), ``None`` for the weights' own dtype."""
 
     def to_json(self, with_records: bool = True) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "records"}
@@ -159,11 +163,15 @@ def generate_completions(
     max_new_tokens: int = 256,
     batch_size: int = 16,
     on_batch: Callable[[int], None] | None = None,
+    autocast_dtype: Any = None,
 ) -> list[list[tuple[str, int]]]:
     """Generate ``num_generations`` completions after each prompt: greedy when 1, sampled at ``temperature`` else.
 
     Prompts are left-padded in batches of ``batch_size`` sequences (prompts are sorted by length first, so a batch
     pads little); generation stops at the tokenizer's EOS or after ``max_new_tokens``.
+
+    ``autocast_dtype`` (e.g. ``torch.bfloat16``): generate under ``torch.autocast`` in that dtype, as training
+    sampled (a ``--model`` trained with ``--bf16`` on a CPU); ``None``: in the weights' dtype.
 
     Returns:
         per prompt, ``num_generations`` pairs ``(text, num_tokens)``: the text decoded with special tokens skipped
@@ -199,7 +207,9 @@ def generate_completions(
                 "top_k": 0,
                 "num_return_sequences": num_generations,
             }
-            with torch.no_grad():
+            precision = (torch.autocast(device.type, dtype=autocast_dtype) if autocast_dtype is not None
+                         else contextlib.nullcontext())
+            with torch.no_grad(), precision:
                 gen = model.generate(
                     input_ids=ids.to(device),
                     attention_mask=attn.to(device),
@@ -238,6 +248,7 @@ def evaluate_policy(
     batch_size: int = 16,
     encode_prompts: Callable[[list[Any]], list[list[int]]] | None = None,
     progress: bool = False,
+    autocast_dtype: Any = None,
 ) -> EvalReport:
     """Generate completions for ``examples`` with the policy and score them with the task's verifiers.
 
@@ -252,6 +263,7 @@ def evaluate_policy(
         batch_size: sequences per ``generate`` call.
         encode_prompts: prompts -> token ids (default :func:`mrtpo_sdk.prompting.encode_prompts`).
         progress: show a rich progress bar on a terminal.
+        autocast_dtype: generate under ``torch.autocast`` in this dtype (training's mixed precision), or ``None``.
 
     Returns:
         An :class:`EvalReport`.
@@ -279,6 +291,7 @@ def evaluate_policy(
             max_new_tokens=max_completion_length,
             batch_size=batch_size,
             on_batch=(lambda n: bar[0].advance(bar[1], n)) if bar else None,
+            autocast_dtype=autocast_dtype,
         )
     finally:
         if bar:
@@ -306,6 +319,7 @@ def evaluate_policy(
         seconds=time.perf_counter() - start,
         records=records,
         batch_size=batch_size,
+        autocast=str(autocast_dtype).replace("torch.", "") if autocast_dtype is not None else None,
     )
 
 

@@ -252,6 +252,7 @@ class MRTPOTrainer(GRPOTrainer):
                         max_completion_length=self.max_completion_length,
                         batch_size=self.args.per_device_eval_batch_size,
                         encode_prompts=lambda prompts: [list(p) for p in self._tokenize_prompts(prompts)[0]],
+                        autocast_dtype=_autocast_dtype(self.accelerator),  # as sampling: `eval` does the same
                     )
                 self.last_eval_report = report
                 values = {name: v for name, v in report.metrics.items() if v is not None}
@@ -588,6 +589,11 @@ def _replay_model(trainer):
                 plugin = getattr(trainer.accelerator.state, "fsdp_plugin", None)
                 wrapped.set_reshard_after_forward(bool(getattr(plugin, "reshard_after_forward", True)), recurse=False)
                 wrapped.reshard()
+
+
+def _autocast_dtype(accelerator) -> torch.dtype | None:
+    """The dtype accelerate's autocast computes in (``--bf16`` / ``--fp16``), ``None`` in full precision."""
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(str(accelerator.mixed_precision))
 
 
 def _drop_none_from_trackers(trainer) -> None:

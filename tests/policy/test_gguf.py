@@ -169,7 +169,10 @@ def test_train_from_a_gguf_saves_a_policy_that_eval_reads(cache, tiny_gguf, tmp_
     assert info["initial_policy"] == str(path) and info["global_step"] == 1
     assert main(["eval", LETTERS, "--model", str(out), "--output_dir", str(tmp_path / "eval"),
                  "--split", "train"]) == 0
-    assert json.loads((tmp_path / "eval" / "eval.json").read_text())["num_examples"] > 0
+    report = json.loads((tmp_path / "eval" / "eval.json").read_text())
+    assert report["num_examples"] > 0
+    # eval samples in the precision the run trained in (bf16 autocast on a CPU that has it), as training's own eval
+    assert report["autocast"] == ("bfloat16" if info["args"]["bf16"] else None)
 
 
 @pytest.mark.slow
