@@ -1,9 +1,9 @@
-"""The replay's cost side by side with the rest of a step (issue 13; results in docs/performance.md).
+"""The replay's cost side by side with the rest of a step (results in docs/performance.md).
 
 One run measures, on the same model and the same random batch:
 
 * ``naive``  - the straightforward replay: every context from token 0, 8 contexts per forward pass in arrival order
-  padded to the longest of the batch, fp32 JS in 4,096-token chunks (the replay before issue 13);
+  padded to the longest of the batch, fp32 JS in 4,096-token chunks (no prefix sharing, no token budget);
 * ``new``    - the default replay: prefix-shared (transformers' ``DynamicCache``), length-sorted, token-budgeted,
   JS chunk size from the memory budget;
 * ``logp``   - the old-logp forward TRL runs on the rollouts (prompt + completion, no grad, per-token log-probs);

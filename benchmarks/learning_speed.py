@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 #: Per task: the train flags every algorithm gets (the embedded-policy defaults otherwise).
 SETTINGS: dict[str, list[str]] = {
     "sql": [],  # the README's main command: 100 steps of 8 prompts x 4
-    "bfcl": ["--max_steps", "40"],  # the window in which tool_format is learned (issue 9's hand measurement)
+    "bfcl": ["--max_steps", "40"],  # the window in which tool_format is learned (measured by hand)
     "instruction_following": ["--max_steps", "40"],
     "long_form": ["--max_steps", "60"],  # the long-response setting (max_completion_length 192 comes from the task)
 }

@@ -10,13 +10,13 @@ The parser raises :class:`UsageError` (an :class:`~mrtpo_sdk.errors.MRTPOError`)
 it as ``error: ...`` and exits 2. ``--help`` still prints the help and exits 0 (``SystemExit(0)``).
 
 One flag style for every subcommand: snake_case, TRL's spelling (``--max_steps``, ``--output_dir``,
-``--extend_select``). The kebab spelling of every flag (``--output-dir``) is still accepted: it prints a one-line
+``--extend_select``). The kebab spelling of every flag (``--output-dir``) is accepted: it prints a one-line
 deprecation note on stderr (:func:`spelling_note`) and acts as the snake_case flag. ``lint`` and ``rule`` take their
 ruff spellings (``--extend-select``, ``--output-format``, ``--force-exclude``, ...) silently (``ruff_spellings=True``):
-pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise. A renamed flag
-(``explain --beta`` -> ``--mrtpo_beta``) is declared with :meth:`ArgumentParser.add_renamed`: the old name still
-works, with a note; the old and the new name both given with different values is one error line (neither silently
-wins).
+pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise. A deprecated
+alias of a flag (``explain --beta`` for ``--mrtpo_beta``) is declared with :meth:`ArgumentParser.add_renamed`: the
+alias works, with a note; the alias and the flag both given with different values is one error line (neither
+silently wins).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """:class:`argparse.ArgumentParser` whose errors are one :class:`UsageError` line naming the closest option.
 
     Options are declared in snake_case; their kebab spelling is accepted with a deprecation note (silently with
-    ``ruff_spellings=True``), and :meth:`add_renamed` keeps an old name working with a note."""
+    ``ruff_spellings=True``), and :meth:`add_renamed` declares a deprecated alias that works with a note."""
 
     def __init__(self, *args: Any, ruff_spellings: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -78,12 +78,12 @@ class ArgumentParser(argparse.ArgumentParser):
         self._renamed: dict[str, tuple[str, str]] = {}  # old option -> (new option, why)
 
     def add_renamed(self, old: str, new: str, why: str = "") -> None:
-        """``old`` (e.g. ``--beta``) is the former name of the declared option ``new`` (``--mrtpo_beta``): it still
+        """``old`` (e.g. ``--beta``) is a deprecated alias of the declared option ``new`` (``--mrtpo_beta``): it
         works, with a note; help and "did you mean" show ``new`` only."""
         self._renamed[old] = (new, why)
 
     def canonical_args(self, args: Sequence[str]) -> list[str]:
-        """``args`` with every old or kebab spelling of an option replaced by its snake_case name (a note on
+        """``args`` with every deprecated alias or kebab spelling of an option replaced by its snake_case name (a note on
         stderr for each, unless it is a ruff spelling of lint); nothing after ``--`` is touched."""
         known = {o for o in self._option_string_actions if o.startswith("--")}
         out: list[str] = []
@@ -107,9 +107,9 @@ class ArgumentParser(argparse.ArgumentParser):
         return out
 
     def _check_renamed_agree(self, args: Sequence[str]) -> None:
-        """An old name and its new one both given (``--beta 0.3 --mrtpo_beta 0.9``) with different values: one
-        line, rather than one of them silently winning. The same value twice is fine (the note still says the old
-        name is deprecated).
+        """A deprecated alias and its flag both given (``--beta 0.3 --mrtpo_beta 0.9``) with different values: one
+        line, rather than one of them silently winning. The same value twice is fine (the note says the alias is
+        deprecated).
 
         Raises:
             UsageError: the two spellings disagree.

@@ -1,6 +1,6 @@
 """Long-form writing where each reward concerns a few tokens: a ~100-word report with 1-3 IFEval constraints.
 
-The setting issue 9 asked for, in which the paper's effect should show: a long response (about 130-170 tokens of
+A setting in which the paper's effect should show: a long response (about 130-170 tokens of
 report) of which each reward concerns only a handful of tokens — a ``<<title>>`` on the first line
 (``detectable_format:title``), one given keyword somewhere in the text (``keywords:existence``), and an exact
 closing phrase (``startend:end_checker``). The report's other ~90% of tokens are free text that no verifier reads.

@@ -1,4 +1,4 @@
-"""The package's layers point one way (issue 14): no import cycles between modules of ``mrtpo_sdk``, nothing under
+"""The package's layers point one way: no import cycles between modules of ``mrtpo_sdk``, nothing under
 ``trainer/`` but its command line (``trainer/cli.py``) imports the authoring tools or a command line, and
 ``mrtpo_sdk/cli.py`` only dispatches to the subsystems' own ``cli`` modules.
 
@@ -187,8 +187,8 @@ def benchmark_loads(source: str, filename: str = "<test>") -> list[str]:
     return found
 
 
-def test_benchmark_load_finder_sees_the_old_ways():
-    old = [
+def test_benchmark_load_finder_finds_every_way_to_load_a_benchmark():
+    loads = [
         'spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")',
         'battery = load_module(ROOT / "benchmarks" / "hostile_sql.py", "hostile_sql_battery")',
         'path = ROOT / "benchmarks" / "bfcl_fuzz.py"\nspec = importlib.util.spec_from_file_location("f", path)',
@@ -196,7 +196,7 @@ def test_benchmark_load_finder_sees_the_old_ways():
         "from benchmarks.bfcl_adversarial import load_examples",
         "import benchmarks.hostile_sql",
     ]
-    assert all(len(benchmark_loads(src)) == 1 for src in old), [src for src in old if not benchmark_loads(src)]
+    assert all(len(benchmark_loads(src)) == 1 for src in loads), [src for src in loads if not benchmark_loads(src)]
     fine = [
         "from .adversarial_search import load_examples",
         'spec = importlib.util.spec_from_file_location("t", ROOT / "tasks" / "sql.py")',
@@ -206,7 +206,7 @@ def test_benchmark_load_finder_sees_the_old_ways():
 
 
 def test_no_test_loads_a_benchmark_script():
-    """``benchmarks/`` holds performance benchmarks only (issue 14): what a test needs from a benchmark (a battery,
+    """``benchmarks/`` holds performance benchmarks only: what a test needs from a benchmark (a battery,
     a generator) lives in an importable module of ``tests/`` that the benchmark imports, never the other way."""
     tests = Path(__file__).resolve().parent
     found = [

@@ -1,6 +1,6 @@
-"""One flag style for every subcommand (issue 14, item 4): snake_case as TRL spells it; the dashed spelling still
-works with a one-line deprecation note (silently for lint's ruff names); renamed flags keep their old name with a
-note; a typo is one line naming the closest flag."""
+"""One flag style for every subcommand: snake_case as TRL spells it; the dashed spelling is accepted with a one-line
+deprecation note (silently for lint's ruff names); a deprecated alias of a flag works with a note; a typo is one line
+naming the closest flag."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_lint_takes_ruff_spellings_silently(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_explain_beta_is_mrtpo_beta_and_the_old_name_still_works(capsys):
+def test_explain_mrtpo_beta_and_its_deprecated_alias_beta(capsys):
     from mrtpo_sdk.authoring.cli import explain_parser
 
     assert explain_parser().parse_args(["t.py", "--mrtpo_beta", "0.3"]).mrtpo_beta == 0.3
@@ -70,7 +70,7 @@ def test_train_respells_dashed_flags_with_a_note(capsys):
     ]
 
 
-def test_an_old_name_and_its_new_one_that_disagree_are_one_line(capsys):
+def test_a_deprecated_alias_and_its_flag_that_disagree_are_one_line(capsys):
     from mrtpo_sdk.authoring.cli import explain_parser
 
     with pytest.raises(UsageError) as info:
@@ -86,7 +86,7 @@ def test_an_old_name_and_its_new_one_that_disagree_are_one_line(capsys):
     assert len(err) == 1 and err[0].startswith("note: --beta is deprecated; use --mrtpo_beta")
 
 
-def test_explain_old_and_new_beta_disagreeing_is_one_error_line(capsys):
+def test_explain_beta_and_mrtpo_beta_disagreeing_is_one_error_line(capsys):
     from mrtpo_sdk.cli import main
 
     assert main(["explain", "tasks/sql.py", "--beta", "0.3", "--mrtpo_beta", "0.9"]) == 2

@@ -1,11 +1,11 @@
-"""Issue 10, items 7-9: every command runs what train runs and says the same thing about the same task file.
+"""Every command runs what train runs and says the same thing about the same task file.
 
-7. An error in the task file's own functions (its loader, prompt, prompt_without, reference) is one line naming
-   the function, its file:line, the example and the exception, in check, lint, train, eval and explain; check
-   builds every prompt train builds.
-8. lint, check and train agree: a file with two tasks is refused; a verifier whose reward never changes is a
-   warning; a verifier that changes its example is an error.
-9. Every subcommand's command-line mistakes are one `error:` line, with "did you mean" for an unknown option.
+* An error in the task file's own functions (its loader, prompt, prompt_without, reference) is one line naming
+  the function, its file:line, the example and the exception, in check, lint, train, eval and explain; check
+  builds every prompt train builds.
+* lint, check and train agree: a file with two tasks is refused; a verifier whose reward never changes is a
+  warning; a verifier that changes its example is an error.
+* Every subcommand's command-line mistakes are one `error:` line, with "did you mean" for an unknown option.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ BROKEN_PROMPT = {
 }
 
 
-# ------------------------------------------------------------------------------------------------ item 7
+# ------------------------------------------------------------------- errors in the task file's functions
 def test_check_runs_prompt_for_every_example_and_says_one_line(tmp_path, monkeypatch, capsys):
     path, text = write_task(tmp_path, monkeypatch, replace=BROKEN_PROMPT)
     n = line_of(text, "raise ValueError")
@@ -188,7 +188,7 @@ def test_train_eval_explain_say_the_same_line(command, tmp_path, monkeypatch, ca
     assert "Traceback" not in err
 
 
-# ------------------------------------------------------------------------------------------------ item 8 (a)
+# --------------------------------------------------------------------------------- a file with two tasks
 def test_two_tasks_lint_check_and_train_refuse_alike(tmp_path, monkeypatch, capsys):
     path, _ = write_task(
         tmp_path, monkeypatch, extra="other = Task(name='other', examples=load, prompt=prompt, verifiers=[tags], "
@@ -203,7 +203,7 @@ def test_two_tasks_lint_check_and_train_refuse_alike(tmp_path, monkeypatch, caps
     assert run(capsys, "lint", f"{path}@task", "-q") == (0, "", "")  # one picked: as check and train
 
 
-# ------------------------------------------------------------------------------------------------ item 8 (b)
+# ------------------------------------------------------------------------------------- a constant reward
 CONSTANT = (
     "returned the same reward (1) for every completion probed (40 completions of 8 examples: reference, empty, "
     "no-markup, truncated, other-reference); a reward that does not change with the completion gives every "
@@ -213,7 +213,7 @@ CONSTANT = (
 
 
 READS_COMPLETION = 'completion.startswith("<w>") and completion.endswith("</w>")'
-READS_EXAMPLE = 'reference(example).startswith("<w>")'  # the tags verifier no longer reads the completion
+READS_EXAMPLE = 'reference(example).startswith("<w>")'  # a tags verifier that reads the example, not the completion
 
 
 def constant_task(tmp_path, monkeypatch):
@@ -267,7 +267,7 @@ def test_a_verifier_that_varies_or_is_logged_only_is_not_constant(tmp_path, monk
     assert run(capsys, "lint", path, "-q", "--select", "MRT014") == (0, "", "")
 
 
-# ------------------------------------------------------------------------------------------------ item 8 (c)
+# ------------------------------------------------------------------- a verifier that changes its example
 SCORES = '    return Result(float(completion == "<w>"'
 MUTATES = {SCORES: '    example["checked"] = True\n' + SCORES}  # the word verifier writes into its example
 MUTATION = (
@@ -283,8 +283,8 @@ def test_a_verifier_that_changes_its_example_fails_lint_check_and_preflight(tmp_
     rc, out, _ = run(capsys, "lint", path, "-q")
     (line,) = out.splitlines()
     assert rc == 1
-    assert line.startswith(f"words.py:{line_of(text, 'def word')}:5: MRT009 on the reference probe the verifier "
-                           f"{MUTATION}")
+    written = line_of(text, 'example["checked"] = True')  # the finding points at the statement that wrote
+    assert line.startswith(f"words.py:{written}:5: MRT009 on the reference probe the verifier {MUTATION}")
     assert line.endswith("[verifier=word, example=ex-0 +7 more, probe=reference]")
 
     rc, out, _ = run(capsys, "check", path, "--format", "json")
@@ -347,7 +347,7 @@ def test_changed_names_the_first_difference():
     assert score_unmutated(_always_one, {"id": "e1"}, "c") == Result(1.0, "x")
 
 
-# ------------------------------------------------------------------------------------------------ item 9
+# --------------------------------------------------------------------------------- command-line mistakes
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -99,7 +99,7 @@ def test_a_short_completion_earns_nothing(task, train) -> None:
     assert [r.reward for r in task.score(ex, short)] == [0.0, 0.0, 0.0]
     padded = f"<<Title>>\n\n{kws}. " + " ".join(f"word{i}" for i in range(60)) + f" {end}"
     assert [r.reward for r in task.score(ex, padded)] == [1.0, 1.0, 1.0]  # past the gate: it judges the constraint
-    # filler and copies of the prompt are not a report (fresh-user trial findings)
+    # filler and copies of the prompt are not a report
     pasted = f"<<Title>>\n\n{(ex.base + ' ') * 6}{kws}. {end}"
     joined = "-".join(f"w{i}" for i in range(60))
     zwsp = "\u200b".join(f"w{i}" for i in range(60))

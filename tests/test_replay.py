@@ -138,7 +138,7 @@ def test_nothing_replayed_runs_no_forward(policy):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# prefix sharing, token budget, head exactness, precision (issue 13)
+# prefix sharing, token budget, head exactness, precision
 # ---------------------------------------------------------------------------------------------------------------
 
 import logging  # noqa: E402

@@ -1,4 +1,4 @@
-"""The replay reads the weights that sampled (issue 13, item 7).
+"""The replay reads the weights that sampled.
 
 MRTPO's replay runs inside ``_generate_and_score_completions``, right after TRL's generation and before any optimizer
 step on those rollouts; with ``--use_vllm`` (colocate) TRL copies the training model's weights into vLLM

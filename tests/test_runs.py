@@ -1,4 +1,4 @@
-"""A run is never lost or silently replaced; every setting takes effect or says why not (issue 10, items 1-4).
+"""A run is never lost or silently replaced; every setting takes effect or says why not.
 
 The kill-and-resume test trains a tiny policy in a subprocess, kills it with SIGKILL after a checkpoint, resumes it
 from the command line and checks that metrics.jsonl ends with every step exactly once.
@@ -96,6 +96,37 @@ def test_resumed_callback_keeps_earlier_rows(tmp_path, capsys):
     assert "note: resuming at step 2: dropped the killed run's later log rows (1 metrics.jsonl)" in capsys.readouterr().out
 
 
+def test_identical_dev_curves_stay_distinguishable_in_the_plot(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from mrtpo_sdk.trainer.callbacks import dev_curve_styles, plot_rewards
+
+    rows = [{"step": s, "rewards/r/mean": 0.5} for s in (1, 2, 3, 4)]
+    same = [0.1, 0.3, 0.4]
+    for s, v in zip((0, 2, 4), same):
+        rows.append({"step": s, "eval/r": v, "eval/all_rewards": v, "eval/execution_accuracy": v, "eval/other": 1 - v})
+    keys = ["eval/all_rewards", "eval/execution_accuracy", "eval/other", "eval/x"]
+    rows[-1]["eval/x"] = 0.4
+    styles = dev_curve_styles(rows, keys)
+    assert [s["label"] for s in styles] == ["all_rewards", "execution_accuracy (same as all_rewards)", "other", "x"]
+    assert len({s["marker"] for s in styles}) == 4 and len({str(s["linestyle"]) for s in styles}) == 4
+    assert [s["markersize"] for s in styles] == [3.0, 5.5, 3.0, 3.0]  # the copy's hollow marker rings the first's
+    assert [s["markerfacecolor"] for s in styles] == [None, "none", None, None]
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure plot_rewards draws
+    plot_rewards(rows, ["r"], tmp_path / "rewards.png")
+    assert (tmp_path / "rewards.png").read_bytes()[:4] == b"\x89PNG"
+    dev = figures[0].axes[-1]
+    assert [t.get_text() for t in dev.get_legend().get_texts()] == [
+        "all_rewards", "execution_accuracy (same as all_rewards)", "other", "x"  # x: one equal point, not the same
+    ]
+    first, copy, _, _ = dev.get_lines()
+    assert list(first.get_ydata()) == list(copy.get_ydata()) == same
+    assert (first.get_marker(), copy.get_marker()) == ("s", "o") and first.get_linestyle() != copy.get_linestyle()
+    assert copy.get_markerfacecolor() == "none" and copy.get_markersize() > first.get_markersize()
+
+
 def test_resolve_checkpoint(tmp_path, capsys):
     assert resolve_checkpoint(None, tmp_path) is None
     assert resolve_checkpoint("false", tmp_path) is None
@@ -160,7 +191,7 @@ def test_kill_and_resume_loses_nothing(tmp_path):
     killed_rows = read_metrics(out / "metrics.jsonl")
     last_checkpoint = int(complete_checkpoints(out)[0].name.split("-")[1])
     assert last_checkpoint < steps  # killed before the end
-    # a second plain run into the folder is refused (item 2), and names the way on
+    # a second plain run into the folder is refused, and names the way on
     again = subprocess.run(_train_cmd(task_file, out, *flags), cwd=tmp_path, env=env, capture_output=True, text=True)
     assert again.returncode == 2
     assert f"error: {out} holds a previous run" in again.stderr and "--resume_from_checkpoint true" in again.stderr

@@ -1,4 +1,4 @@
-"""The replay under sharded training (issue 13, item 6).
+"""The replay under sharded training.
 
 Under DeepSpeed ZeRO-3 or FSDP the replay's forward passes must see whole parameters, as TRL's own generation does.
 The trainer runs the replay inside ``mrtpo_sdk.trainer.trainer._replay_model``: TRL's

@@ -59,7 +59,7 @@ def test_every_trl_private_name_we_use_is_declared():
         text = path.read_text(encoding="utf-8")
         ours |= set(re.findall(r"(?:self|trainer|super\(\))\.(_[a-z]\w*)", text))
     used = ours & _trl_private_names()
-    # names that are ours although TRL also has them: none today (a collision would shadow TRL's)
+    # names that are ours although TRL also has them: none (a collision would shadow TRL's)
     assert used - declared == set(), f"TRL private names used but not in trl_seam.SEAM: {sorted(used - declared)}"
 
 

@@ -1,4 +1,4 @@
-"""Time and size limits for every verifier (issue 12, item 6): model output never hangs or floods a run."""
+"""Time and size limits for every verifier: model output never hangs or floods a run."""
 
 import threading
 import time

@@ -1,4 +1,4 @@
-"""Moved to :mod:`mrtpo_sdk.algorithms.concentration` (pure tensor math); kept as an alias for old imports."""
+"""An alias of :mod:`mrtpo_sdk.algorithms.concentration` (pure tensor math), importable from ``mrtpo_sdk.authoring``."""
 
 from ..algorithms.concentration import mean_concentration, token_share_for_mass
 

@@ -114,11 +114,11 @@ def cli_markdown() -> str:
         "example id, completion), named at the end of the line.",
         "",
         "Every subcommand spells its flags in snake_case, as TRL does (`--max_steps`, `--output_dir`, "
-        "`--extend_select`). The dashed spelling of any flag (`--output-dir`) still works and prints a one-line "
+        "`--extend_select`). The dashed spelling of any flag (`--output-dir`) is accepted and prints a one-line "
         "deprecation note on stderr; `lint` and `rule` take ruff's dashed names (`--extend-select`, `--output-format`, "
         "`--force-exclude`, ...) silently, so pre-commit hooks and scripts written for ruff keep working as they are. "
-        "`explain --beta` is now `--mrtpo_beta`, as in train (where `--beta` is TRL's KL coefficient); the old name "
-        "still works, with a note. A mistyped flag is one `error:` line naming the closest one (did you mean ...?).",
+        "`explain` spells MRTPO's redistribution strength `--mrtpo_beta`, as train does (where `--beta` is TRL's KL "
+        "coefficient); `explain --beta` is accepted as a deprecated alias, with a note. A mistyped flag is one `error:` line naming the closest one (did you mean ...?).",
         "",
         "| command | what it does |",
         "|---|---|",
@@ -159,7 +159,7 @@ def cli_markdown() -> str:
         extra="Every field of TRL's `GRPOConfig` and of `MRTPOConfig` is a flag; `--config run.yaml` reads the same "
         "fields from YAML (flags override it). The defaults below are those of the embedded default policy (no "
         "`--model`); with `--model` TRL's own defaults apply, except `logging_steps=1`, `save_strategy=no`, "
-        "`report_to=none`. A flag's dashed spelling (`--max-steps`) still works, with a deprecation note. TRL's `--beta` is the KL coefficient; MRTPO's redistribution strength is "
+        "`report_to=none`. A flag's dashed spelling (`--max-steps`) is accepted, with a deprecation note. TRL's `--beta` is the KL coefficient; MRTPO's redistribution strength is "
         "`--mrtpo_beta`. When the task has a held-out split (`Task(eval_split=...)`), training evaluates on it "
         "greedily before the first step, every quarter of the run (`eval_steps=0.25`) and after the last step, "
         "logging `eval/<metric>` rows to `metrics.jsonl`; `--eval_strategy no` turns that off, `--eval_steps N` "

@@ -7,11 +7,11 @@ algos of one seed start from the same initial policy (the embedded policy is bui
 seeded by ``--seed``), so the runs of a seed differ only by the algorithm.
 
 A folder whose ``run.json`` says ``finished: true`` for the same task, algo and seed (and the same ``max_steps`` when
-the train flags set ``--max_steps``), trained by the matrix with the same train flags and ``--config`` file text
+the train flags set ``--max_steps``), trained by the matrix with the same train flags and ``--config`` file values
 (``compare_flags.json``) and,
-on the embedded policy, started from the policy this seed would start from today (its cache folder, whose name
-carries the key of everything the build reads: a changed task data set or build gives another) is reused, not
-retrained; any other run in the folder (unfinished, no ``run.json``, other settings, another initial policy) is
+on the embedded policy, started from the policy this seed starts from with the current task data and build (its
+cache folder, whose name carries the key of everything the build reads: other task data or another build gives
+another folder) is reused, not retrained; any other run in the folder (unfinished, no ``run.json``, other settings, another initial policy) is
 trained again, which the progress output says in one line.
 """
 
@@ -66,9 +66,9 @@ def reuse_status(
 ) -> tuple[bool, str]:
     """Whether ``path`` already holds this finished run, and the one-line reason when it is (re)trained.
 
-    ``initial_policy(seed)``: the folder of the embedded policy this seed's run would start from today (``None``:
-    not the embedded policy); a finished run that started from another one (the task's data or the policy build
-    changed since) is trained again. Called only for a run that passes every other check."""
+    ``initial_policy(seed)``: the folder of the embedded policy this seed's run starts from with the current task
+    data and policy build (``None``: not the embedded policy); a finished run that started from another one (other
+    task data or another build) is trained again. Called only for a run that passes every other check."""
     run_json = path / "run.json"
     if not path.exists() or not any(path.iterdir()):
         return False, ""
@@ -131,8 +131,8 @@ def _config_text(train_flags: Sequence[str]) -> str | None:
 
 
 def _started_from(info: dict[str, Any]) -> str | None:
-    """The initial policy folder a run recorded (``initial_policy``; older runs: the end of their ``policy`` label,
-    "embedded bootstrap policy (...) from <folder>")."""
+    """The initial policy folder a run recorded (``initial_policy``; a ``run.json`` without that key: the end of its
+    ``policy`` label, "embedded bootstrap policy (...) from <folder>")."""
     if isinstance(info.get("initial_policy"), str):
         return info["initial_policy"]
     label = info.get("policy")

@@ -113,8 +113,8 @@ class DefaultPolicyConfig:
     # Supervised warm start (TRL SFTTrainer)
     sft_epochs: float = 40.0
     """Passes over the SFT pairs; the number of optimizer steps is capped by ``sft_max_steps``.
-    (On the bundled SQL task, 186 pairs: 16 epochs = 384 steps, ~50 s on 2 CPU cores; completion
-    NLL 7.0 -> 0.35; sampled answers are fenced SQL ~96% of the time and ~10% execute.)"""
+    (A task's ``Task(warm_start_steps=N)`` replaces ``sft_max_steps``: the bundled SQL task sets 1,000 for its 909
+    training examples, each also taught after its replay context.)"""
     sft_max_steps: int = 700
     """Hard cap on optimizer steps (bounds build time for large tasks: ~0.13 s/step at batch 8
     and ~250-token prompts on 2 CPU cores). 0 disables warm start."""
@@ -498,7 +498,7 @@ def cache_key(
     h.update(b"pairs")
     for messages, completion in sft_pairs:
         if isinstance(messages, str):
-            feed([messages, completion])  # a text prompt (taught raw); chat prompts keep their old keys
+            feed([messages, completion])  # a text prompt (taught raw): the string itself; chat prompts: role and content
         else:
             feed([[{"role": m["role"], "content": m["content"]} for m in messages], completion])
     return h.hexdigest()

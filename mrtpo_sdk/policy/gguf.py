@@ -194,10 +194,7 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        from .pretrained import quiet_loading
-
-        with quiet_loading():  # no "Writing model shards" bar (transformers' own GGUF bar above stays: ~30 s)
-            model.save_pretrained(str(tmp))
+        model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         source = {
             "gguf_file": gguf.name,
@@ -228,15 +225,12 @@ def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from .pretrained import quiet_loading
-
     torch_dtype = getattr(torch, dtype)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        with quiet_loading():
-            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-            loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch_dtype)
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch_dtype)
     except (ValueError, OSError, KeyError, RuntimeError, NotImplementedError) as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
         if "not supported" in text and "architecture" in text:
@@ -251,8 +245,7 @@ def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
     values.pop("_name_or_path", None)
     config = AutoConfig.for_model(values.pop("model_type"), **values)
     config.dtype = torch_dtype
-    with quiet_loading():
-        plain = AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
     missing, unexpected = plain.load_state_dict(loaded.state_dict(), strict=False)
     tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
     if set(missing) - tied or unexpected:
@@ -269,7 +262,8 @@ def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
 
 def materialize(model: str, *, log=None) -> str:
     """``--model`` as a loadable value: a GGUF one (:func:`find_gguf`) becomes its dequantized folder
-    (:func:`dequantized_folder`, float32); anything else is returned unchanged.
+    (:func:`dequantized_folder`, float32); anything else is returned unchanged. (Callers that want transformers'
+    loading and saving bars off wrap it in :func:`mrtpo_sdk.policy.pretrained.quiet_loading`.)
 
     Raises:
         MRTPOError: as :func:`find_gguf` and :func:`dequantized_folder`.

@@ -120,7 +120,8 @@ def check_model(model: str) -> str:
     """
     from .gguf import materialize
 
-    resolved = resolve_model(materialize(model))  # a GGUF file or named model -> its dequantized folder (cached)
+    with quiet_loading():  # a GGUF file or named model -> its dequantized folder (cached); no loading/saving bars
+        resolved = resolve_model(materialize(model))
     path = Path(resolved)
     if path.is_dir():
         if not (path / "config.json").is_file():

@@ -232,7 +232,7 @@ def _fold(name: str) -> str:
 
 
 def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:
-    """SQLite authorizer: allow reads only; see the module docstring (kept for callers of the old name)."""
+    """SQLite authorizer: allow reads only, recording nothing; see the module docstring."""
     return _Deadline.authorize(_NO_RECORD, action, arg1, arg2, db_name, trigger)
 
 

@@ -1,6 +1,6 @@
 """Scoring SQL completions under two named semantics: ``training`` (the default for rewards) and ``official``.
 
-``official`` gives today's verdicts bit for bit: the Spider/BIRD execution match of :func:`results_match` (bags
+``official`` gives the official verdicts bit for bit: the Spider/BIRD execution match of :func:`results_match` (bags
 unless the reference orders its output, positional columns, float tolerance), any query that runs counts as
 executing, any closed ```` ```sql ```` fence counts as the format, and a query ending in two or more ``;`` is
 refused as Python's ``sqlite3`` (and so the official evaluation scripts) refuses it.

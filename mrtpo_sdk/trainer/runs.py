@@ -1,7 +1,7 @@
 """The run folder (``output_dir``): what counts as a previous run, resuming from a checkpoint, keeping the logs whole.
 
 A run folder holds ``run.json`` (CLI), ``metrics.jsonl``, ``samples.jsonl``, ``credit-step<N>.html``, ``rewards.png``,
-``policy/``, ``errors/`` and Trainer's ``checkpoint-<step>/`` folders. Rules (issue: a run is never lost or silently
+``policy/``, ``errors/`` and Trainer's ``checkpoint-<step>/`` folders. Rules (a run is never lost or silently
 replaced):
 
 * a new run into a folder that holds a previous run is refused unless ``overwrite_output_dir`` is set (then the old

@@ -279,8 +279,8 @@ def _edit_one_character(text: str, where: int, how: str) -> str:
 @given(cid=st.sampled_from(ALL), what=st.sampled_from(["prompt", "sentence", "both"]), where=st.integers(0, 10_000),
        how=st.sampled_from(["replace", "delete", "double"]), junk=MARKUP)  # fmt: skip
 def test_search_prompt_pasted_back_with_one_character_edited_earns_nothing(cid, what, where, how, junk) -> None:
-    """Trial finding: a one-character edit of the pasted prompt ("…the rivers.") made it no copy, so it earned
-    what the prompt's own text earns (keywords, bullets, sections, …); under training near copies are echoes too."""
+    """A one-character edit of the pasted prompt ("…the rivers.") would make it no copy, earning what the prompt's
+    own text earns (keywords, bullets, sections, …); under training near copies are echoes too: it earns nothing."""
     ex = _example(cid)
     sentence = ex.sentence(0)
     pasted = {"prompt": ex.prompt, "sentence": sentence, "both": ex.prompt + "\n" + sentence}[what]

@@ -138,7 +138,7 @@ def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None
     from mrtpo_sdk.evaluation import EvalRecord, ifeval_accuracy
     from mrtpo_sdk.instructions import check, constraint_verifiers
 
-    # loose mode (IFEval's): a last line after the phrase, or "*" emphasis around it, no longer fails
+    # loose mode (IFEval's): a last line after the phrase, or "*" emphasis around it, passes (strict mode fails it)
     end, kw = "startend:end_checker", {"end_phrase": "Any other questions?"}
     for text in ("Tea is hot. Any other questions?\nHope this helps", "Tea is hot. *Any other questions?*"):
         assert not check(end, kw, text, semantics="official")

@@ -159,6 +159,6 @@ def test_train_eval_explain_share_the_checks(capsys, monkeypatch):
 def test_an_unreachable_hub_is_one_line_at_once_in_eval(unreachable_hub, capsys):
     start = time.perf_counter()
     assert main(["eval", SQL_TASK, "--model", "org/name"]) == 2
-    assert time.perf_counter() - start < 10  # today's retries took ~25 s
+    assert time.perf_counter() - start < 10  # huggingface_hub's default retries take ~25 s
     line = error_line(capsys)
     assert line.startswith("error: --model org/name: the Hugging Face Hub is unreachable from this machine")

@@ -3,7 +3,8 @@ names (nested CTE expansion, huge printf/instr/replace, zeroblobs, unbounded rec
 expressions, results just under the result cap...), written against the bundled ``university`` database.
 
 ``tests/sql/test_hostile.py`` runs a sample of them in CI; ``python benchmarks/hostile_sql.py`` runs the whole
-battery, one fresh process per query, and prints time and peak memory (moved here from that script, issue 14).
+battery, one fresh process per query, and prints time and peak memory. The battery lives in the tests package so
+that both import it (no test loads a benchmark).
 """
 
 from __future__ import annotations

@@ -228,8 +228,9 @@ def official_refusals(task) -> dict[str, int]:
 
 
 def test_training_refuses_the_answer_typed_in_beside_a_table_read():
-    """Trial finding: `SELECT 32 FROM student LIMIT 1` for "How many students?" read a reference table, so the
-    constant check let it through; a SELECT list of literals only names the answer instead of computing it."""
+    """`SELECT 32 FROM student LIMIT 1` for "How many students?" reads a reference table, so the check for constant
+    queries (no table read) lets it through; a SELECT list of literals only names the answer instead of computing
+    it: no result_match."""
     from mrtpo_sdk import load_task
     from mrtpo_sdk.sql.score import selects_only_constants
 
@@ -257,9 +258,9 @@ def _bundled(task_path="tasks/sql.py"):
 
 
 def test_table_read_rule_is_case_insensitive_on_the_bundled_data():
-    """Trial finding (refused correct answers): `SELECT count(*) FROM Student` scored [1, 0, 0] on train-0000 with
-    "reads none of the tables the question is about": SQLite reports a `count(*)` read under the table name as
-    written. SQLite's identifiers are case-insensitive, and so is the rule now."""
+    """Correct answers in any identifier case: SQLite reports a `count(*)` read under the table name as written, so
+    a case-sensitive table-read rule would score `SELECT count(*) FROM Student` [1, 0, 0] on train-0000 ("reads none
+    of the tables the question is about"). SQLite's identifiers are case-insensitive, and so is the rule."""
     task, by_id = _bundled()
     cases = {"train-0000": ["SELECT count(*) FROM Student", "select COUNT(*) from STUDENT", "SELECT count(*) FROM STUDENT s",
                             "SELECT count(name) FROM STUDENT", 'SELECT count(*) FROM "student"',
@@ -281,8 +282,9 @@ def test_every_reference_earns_every_reward_in_any_identifier_case():
 
 
 def test_training_refuses_the_answer_typed_into_the_output_on_the_bundled_data():
-    """Trial finding (holes): the answer's values written as literals that reach the output, beside a read of the
-    question's table, earned result_match 1; the other direction: correct answers with literals still earn it."""
+    """Holes: the answer's values written as literals that reach the output, beside a read of the question's table,
+    return the reference's result but earn no result_match; the other direction: correct answers with literals
+    still earn it."""
     task, by_id = _bundled()
     holes = {
         "train-0000": ["SELECT 32 + 0*count(*) FROM student", "SELECT max(32, student_id*0) FROM student LIMIT 1",

@@ -70,8 +70,8 @@ def test_hostile_query_scores_zero_on_executes(sql_task):
 
 @pytest.mark.parametrize("name", ["result_31mb_cols", "result_30mb_rows"])
 def test_first_big_result_of_a_fresh_worker_comes_back_within_two_seconds(db, name):
-    """Trial finding: the first ~31 MB result of a process took 3-9 s through the worker's pipe (the caller appended
-    each 64 KB read to a growing bytes object: quadratic, fresh pages faulting in); read into one buffer: ~0.3 s."""
+    """The first ~31 MB result of a process comes through the worker's pipe read into one buffer, ~0.3 s (appending
+    each 64 KB read to a growing bytes object instead is quadratic, 3-9 s with fresh pages faulting in)."""
     from mrtpo_sdk.sql.sandbox import close_worker
 
     close_worker()

@@ -38,9 +38,9 @@ def _counts(path: str) -> dict:
         return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
 
 
-def test_trial_hard_coded_answers_earn_no_result_match(bundled):
-    """Trial finding: each of these returned the reference's rows on the bundled database (so they matched under
-    official semantics and slipped past every syntactic rule) but computes nothing; on a perturbed copy of the
+def test_hard_coded_answers_earn_no_result_match(bundled):
+    """Each of these returns the reference's rows on the bundled database (so it matches under official semantics
+    and slips past every syntactic rule) but computes nothing; on a perturbed copy of the
     database the reference, run again, returns other rows."""
     task, by_id = bundled
     holes = {
@@ -159,7 +159,7 @@ def test_shuffle_keeps_keys_and_each_columns_values(bundled):
                         == b.execute(f'SELECT {sel} FROM "{table}" ORDER BY rowid').fetchall())
 
 
-def test_a_database_with_no_copies_keeps_the_old_verdicts(tmp_path, monkeypatch):
+def test_a_database_over_the_size_limit_gets_no_copies(tmp_path, monkeypatch):
     from mrtpo_sdk.sql import perturb
 
     monkeypatch.setattr(perturb, "MAX_DB_BYTES", 0)

@@ -1,4 +1,5 @@
-"""Each finding of the adversarial search, as a named test: ``training`` fixes it, ``official`` keeps today's verdict.
+"""Each finding of the adversarial search, as a named test: ``training`` fixes it, ``official`` gives the official
+verdict.
 
 Rows of the official-vs-training table in docs/sql.md, in the same order.
 """
@@ -26,7 +27,7 @@ def both(task, make_example, gold, completion):
 def test_format_rule_pasted_back_is_not_the_format(sql_task, make_example):
     rule = sql_task.FORMAT_RULE  # "... opens with a line ```sql and closes with a line ```."
     training, official = both(sql_task, make_example, "SELECT name FROM student", rule)
-    assert official["sql_format"] == 1.0  # today: the rule's own text holds a ```sql ... ``` fence
+    assert official["sql_format"] == 1.0  # officially: the rule's own text holds a ```sql ... ``` fence
     assert training["sql_format"] == 0.0
     block = sql_task.sql_format.fn(make_example("SELECT 1"), rule).block
     assert "opening line holds more than the tag" in block
@@ -66,8 +67,8 @@ def test_memorised_constant_answer_does_not_match(sql_task, make_example):
 
 
 def test_answer_typed_in_as_filter_constants_does_not_match(sql_task, make_example):
-    """Trial finding: `WHERE name IN (<the answer's names>)` read the reference's table and returned the expected
-    rows, so result_match paid; under training the result's own values typed in as the filter are refused."""
+    """`WHERE name IN (<the answer's names>)` reads the reference's table and returns the expected rows, so official
+    result_match pays; under training the result's own values typed in as the filter are refused."""
     gold = "SELECT name FROM student WHERE gpa > 3.2"  # ann, bob, cy
     for typed in ("SELECT name FROM student WHERE name IN ('ann', 'bob', 'cy')",
                   "SELECT name FROM student WHERE name = 'ann' OR name = 'bob' OR name = 'cy';",
@@ -122,7 +123,7 @@ def test_answer_filtering_on_the_questions_own_values_still_matches(sql_task, ma
 
 
 def test_answer_typed_into_the_output_does_not_match(sql_task, make_example):
-    """Trial finding: the answer's values written as literals that reach the output (a SELECT list expression,
+    """The answer's values written as literals that reach the output (a SELECT list expression,
     VALUES, a CTE or compound branch) beside a read of the question's table: `official` pays, `training` does
     not (`typed_in_output_values`, and VALUES rows counted as typed-in filter values)."""
     cases = [
@@ -185,9 +186,9 @@ def test_literals_in_a_correct_answers_output_still_match(sql_task, make_example
 
 
 def test_identifiers_in_any_case_read_the_table(sql_task, make_example):
-    """Trial finding: SQLite reports `count(*) FROM STUDENT` as a read of "STUDENT" (the name as written), so the
-    table-read rule refused `SELECT count(*) FROM Student`; reads are folded as SQLite folds identifiers. A CTE
-    named like a table is no read of it."""
+    """SQLite reports `count(*) FROM STUDENT` as a read of "STUDENT" (the name as written); reads are folded as
+    SQLite folds identifiers, so the table-read rule accepts `SELECT count(*) FROM Student`. A CTE named like a table
+    is no read of it."""
     gold = "SELECT count(*) FROM student"
     for answer in ("SELECT count(*) FROM Student", "select COUNT(*) from STUDENT", "SELECT count(*) FROM STUDENT s",
                    'SELECT count(*) FROM "STUDENT"', "SELECT count(*) FROM Main.Student",
@@ -211,7 +212,7 @@ def test_empty_reference_needs_same_width_and_columns(sql_task, make_example):
     gold = "SELECT name, city FROM student WHERE gpa > 4"  # no row
     for junk in ("SELECT 1 WHERE 0", "SELECT title FROM club WHERE 0", "SELECT name, city FROM student WHERE 0"):
         training, official = both(sql_task, make_example, gold, fence(junk))
-        assert official["result_match"] == 1.0, junk  # today: two empty results always match
+        assert official["result_match"] == 1.0, junk  # officially: two empty results always match
         assert training["result_match"] == 0.0, junk
     right = fence("SELECT name, city FROM student WHERE gpa >= 4.5")
     assert rewards(sql_task, make_example(gold), right)["result_match"] == 1.0

@@ -126,7 +126,7 @@ def test_bundled_data_option_synthetic_is_on_or_off(tmp_path):
 
 
 def test_every_synthetic_reference_earns_every_reward(synth):
-    """The synthetic questions are RL prompts now: their references must score 1 on all three rewards."""
+    """The synthetic questions are RL prompts too: their references must score 1 on all three rewards."""
     task = _bundled_task()
     failures = []
     for ex in synth:

@@ -13,7 +13,7 @@ Two families, each generated from every bundled question:
 
 ``tests/toolcall/test_adversarial.py`` runs these generators (sampled by hypothesis) in CI and asserts that the
 training semantics has none; ``python tools/agreement/bfcl/adversarial.py`` runs them on every question and prints
-the findings per semantics (moved here from ``benchmarks/bfcl_adversarial.py``, issue 14).
+the findings per semantics.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each completion is built from a bundled question by one of :data:`KINDS` (huge t
 JSON nesting, thousands of ``<tool_call>`` tags, NUL bytes, lone surrogates, mutated references, huge and tiny
 numbers, tag soup, random Unicode); :func:`score_one` scores it with the three verifiers and the official verdict.
 ``tests/toolcall/test_fuzz.py`` draws from these generators with hypothesis in CI; the >=10,000-completion timed run
-is ``python benchmarks/bfcl_fuzz.py`` (moved here from that script, issue 14).
+is ``python benchmarks/bfcl_fuzz.py``, which imports them from here (no test loads a benchmark).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Adversarial search on the tool-calling verifiers, and one named test per finding (issue 12, items 2 and 5).
+"""Adversarial search on the tool-calling verifiers, and one named test per finding.
 
 The search (hypothesis, bounded) draws bundled questions and runs the generators of
 ``tests/toolcall/adversarial_search.py`` on them: completions that do not do the task must not earn 1 (except where a
 reward checks only part of the task: ``BY_DESIGN``), and correct answers written differently from the reference
-must earn 1. Each finding of that search (on the official semantics, which was the only one before) has a named
-test below; the table of differences between the semantics is in docs/bfcl.md.
+must earn 1. Each finding of that search on the official semantics has a named test below; the table of
+differences between the semantics is in docs/bfcl.md.
 """
 
 import json
@@ -259,9 +259,9 @@ def test_parallel_calls_paired_one_to_one():
 
 
 def test_parallel_178_data_slip_pays_a_wrong_call_set_officially_only():
-    """Trial finding: parallel_178's first expected call accepts "Microsoft" or "Apple" for 2022-01-01 (a slip in
-    BFCL's data), so Apple/2022-01-01 twice and no Microsoft/2022-01-01 passed in both semantics; training checks
-    the corrected answer (DATA_FIXES), official the data as published."""
+    """parallel_178's first expected call accepts "Microsoft" or "Apple" for 2022-01-01 (a slip in BFCL's data), so
+    Apple/2022-01-01 twice and no Microsoft/2022-01-01 passes on the data as published; training checks the
+    corrected answer (DATA_FIXES), official the data as published."""
     import json
 
     from mrtpo_sdk.toolcall import ast_correct
@@ -338,8 +338,8 @@ def test_reference_and_official_verdicts_json_round_trip():
 
 
 def test_explicit_empty_string_is_not_the_documented_default():
-    # finding (user trial): {"base": 10, "height": 5, "unit": ""} earned arguments 1; the function receives "",
-    # not its default 'units' (BFCL's "" in the answer marks "may be left out", not the value "")
+    # {"base": 10, "height": 5, "unit": ""} earns arguments 1 officially; the function receives "", not its default
+    # 'units' (BFCL's "" in the answer marks "may be left out", not the value ""), so training gives 0
     text = '<think>a</think>\n<tool_call>\n{"name": "calculate_triangle_area", "arguments": {"base": 10, "height": 5, "unit": ""}}\n</tool_call>'
     assert rewards(OFFICIAL[AREA.id], text) == [1.0, 1.0, 1.0]
     assert rewards(AREA, text) == [1.0, 1.0, 0.0]

@@ -1,4 +1,4 @@
-"""Fuzz the tool-calling verifiers with hostile model output (issue 12, item 8): no raise, no hang, finite rewards.
+"""Fuzz the tool-calling verifiers with hostile model output: no raise, no hang, finite rewards.
 
 Hypothesis draws a bundled question, a kind of hostile completion and a seed for the generators of
 ``tests/toolcall/fuzz_inputs.py`` (huge texts and strings, deep JSON, thousands of tags, NUL bytes, lone surrogates,

@@ -8,9 +8,9 @@ semantics (``official``, ``training``), how many generated completions are findi
 ``tests/toolcall/test_adversarial.py`` runs the same generators (sampled by hypothesis) in CI and asserts that the
 training semantics has none.
 
-It measures no time, so it is not a benchmark: it moved from ``benchmarks/bfcl_adversarial.py`` to
-``tools/agreement/bfcl/`` beside the BFCL agreement harness (issue 14: ``benchmarks/`` holds performance benchmarks
-only); its generators moved to the tests package, where the tests import them.
+It measures no time, so it is not a benchmark: it lives in ``tools/agreement/bfcl/`` beside the BFCL agreement
+harness (``benchmarks/`` holds performance benchmarks only), and its generators live in the tests package, where the
+tests import them.
 """
 
 from __future__ import annotations
