@@ -29,6 +29,7 @@ __all__ = [
     "render_png",
     "reward_rows",
     "summary_lines",
+    "text_colour",
     "write_outputs",
 ]
 
@@ -62,7 +63,11 @@ class RewardRow:
 
 @dataclass
 class Explanation:
-    """Result of :func:`explain`: the completion's tokens and one :class:`RewardRow` per reward (verifier order)."""
+    """Result of :func:`explain`: the completion's tokens and one :class:`RewardRow` per reward (verifier order).
+
+    ``policy`` says which policy's distributions the rows come from; ``step`` is the training step whose
+    completion this is (``None`` outside training, e.g. ``mrtpo-sdk explain``).
+    """
 
     task: str
     example_id: str
@@ -71,6 +76,7 @@ class Explanation:
     beta: float
     temperature: float
     policy: str
+    step: int | None = None
     note: str = (
         "Every reward with a non-empty block is replayed here, whatever its group variance would be during "
         "training; a reward with an empty block is not replayed (w = 1)."
@@ -86,6 +92,7 @@ class Explanation:
             "beta": self.beta,
             "temperature": self.temperature,
             "policy": self.policy,
+            **({"step": self.step} if self.step is not None else {}),
             "mass": MASS,
             "note": self.note,
             "rewards": {
@@ -150,8 +157,8 @@ th { text-align: left; width: 16em; font-weight: normal; }
 .block { font-family: ui-monospace, monospace; font-size: 0.85em; white-space: pre-wrap; background: #f4f4f4;
          padding: 0.3em; margin-top: 0.3em; }
 .tok { display: inline-block; font-family: ui-monospace, monospace; font-size: 0.85em; margin: 1px 0;
-       text-align: center; white-space: pre; border-radius: 2px; }
-.tok .w { display: block; font-size: 0.7em; color: #444; }
+       padding: 0 0.15em; text-align: center; white-space: pre; border-radius: 2px; }
+.tok .w { display: block; font-size: 0.7em; color: inherit; opacity: 0.85; }
 .nl { color: #999; }
 """
 
@@ -165,15 +172,40 @@ def _token_html(tok: str) -> str:
     return shown if tok else "&nbsp;"
 
 
+_DARK_TEXT, _LIGHT_TEXT = "#1b1b1b", "#ffffff"
+
+
+def _luminance(rgb: Sequence[float]) -> float:
+    """Relative luminance (WCAG 2) of an sRGB colour given as 0-255 channels."""
+    lin = [(c / 255) / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def text_colour(rgb: Sequence[int], alpha: float) -> str:
+    """The text colour (dark or white) with the higher contrast on ``rgba(*rgb, alpha)`` over the white page."""
+    shown = [alpha * c + (1 - alpha) * 255 for c in rgb]
+    lum = _luminance(shown)
+    dark, light = _luminance((0x1B, 0x1B, 0x1B)), 1.0
+    on_dark_text = (lum + 0.05) / (dark + 0.05)
+    on_light_text = (light + 0.05) / (lum + 0.05)
+    return _DARK_TEXT if on_dark_text >= on_light_text else _LIGHT_TEXT
+
+
 def render_html(exp: Explanation) -> str:
-    """The explanation as one self-contained HTML page (inline CSS, no scripts, no external URLs)."""
+    """The explanation as one self-contained HTML page (inline CSS, no scripts, no external URLs).
+
+    Each token cell's text (the token and its weight) is dark or white, whichever reads better on the cell's
+    shade; the cells are separated by a space, so their weights never run together.
+    """
+    when = f", step {exp.step}" if exp.step is not None else ""
+    source = "mrtpo-sdk train" if exp.step is not None else "mrtpo-sdk explain"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>mrtpo-sdk explain: {html.escape(exp.task)} / {html.escape(exp.example_id)}</title>",
+        f"<title>{source}: {html.escape(exp.task)} / {html.escape(exp.example_id)}{when}</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>Where the credit goes: task <code>{html.escape(exp.task)}</code>, example "
-        f"<code>{html.escape(exp.example_id)}</code></h1>",
+        f"<code>{html.escape(exp.example_id)}</code>{when}</h1>",
         f'<p class="meta">Policy: {html.escape(exp.policy)}. {len(exp.tokens)} completion tokens. Each token is '
         f"shaded by its Jensen–Shannon distance q<sub>k,t</sub> between the policy's next-token distributions "
         f"with all blocks and without block k (darker = the block matters more there; shading is relative to the "
@@ -188,9 +220,10 @@ def render_html(exp: Explanation) -> str:
         qmax = max(row.q) if row.replayed and row.q else 0.0
         cells = []
         for tok, q, w in zip(exp.tokens, row.q, row.w):
-            alpha = (q / qmax) if qmax > 0 else 0.0
+            alpha = round((q / qmax) if qmax > 0 else 0.0, 3)
             cells.append(
-                f'<span class="tok" style="background: rgba({r},{g},{b},{alpha:.3f})" '
+                f'<span class="tok" style="background: rgba({r},{g},{b},{alpha:.3f}); '
+                f'color: {text_colour((r, g, b), alpha)}" '
                 f'title="q={q:.4f} w={w:.3f}">{_token_html(tok)}<span class="w">{w:.2f}</span></span>'
             )
         status = (
@@ -206,7 +239,7 @@ def render_html(exp: Explanation) -> str:
             f'<tr class="reward-row"><th><div class="name">{html.escape(row.name)}</div>'
             f'<div class="small">kind {html.escape(str(row.kind))}, weight {row.weight:g}</div>'
             f'<div>reward <b>{_fmt(row.reward)}</b></div><div class="small">{status}</div>'
-            f'<div class="block">{block}</div></th><td>{"".join(cells)}</td></tr>'
+            f'<div class="block">{block}</div></th><td>{" ".join(cells)}</td></tr>'
         )
     parts += ["</table>", "</body></html>", ""]
     return "\n".join(parts)

@@ -22,8 +22,10 @@ __all__ = [
     "find_tasks",
     "import_task_module",
     "resolve_task_path",
+    "declared_tasks",
     "several_tasks_message",
     "split_task_spec",
+    "unknown_task_message",
 ]
 
 
@@ -129,13 +131,33 @@ def load_task(spec: str | Path) -> Task:
     if name is not None:
         if name in tasks:
             return tasks[name]
-        by_task_name = [t for t in tasks.values() if t.name == name]
+        by_task_name = {var: t for var, t in tasks.items() if t.name == name}
         if len(by_task_name) == 1:
-            return by_task_name[0]
-        raise TaskLoadError(f"{path}: no task named {name!r}; it declares {', '.join(sorted(tasks))}")
+            return next(iter(by_task_name.values()))
+        if by_task_name:
+            raise TaskLoadError(
+                f"{path}: {len(by_task_name)} tasks are named {name!r}: {declared_tasks(by_task_name)}; pick one by "
+                f"its variable: " + ", ".join(f"{path}@{var}" for var in sorted(by_task_name))
+            )
+        raise TaskLoadError(unknown_task_message(path, name, tasks))
     if len(tasks) > 1:
         raise TaskLoadError(several_tasks_message(path, tasks))
     return next(iter(tasks.values()))
+
+
+def declared_tasks(tasks: dict[str, Task]) -> str:
+    """``"variable 'task' (Task name 'arith'), variable 'other' (Task name 'other')"``: the tasks of a file, each
+    by the two names ``FILE@name`` takes."""
+    return ", ".join(f"variable {var!r} (Task name {t.name!r})" for var, t in sorted(tasks.items()))
+
+
+def unknown_task_message(path: str | Path, name: str, tasks: dict[str, Task]) -> str:
+    """What ``FILE@name`` says when ``name`` is neither a task's variable nor its Task name."""
+    choices = sorted({var for var in tasks} | {t.name for t in tasks.values()})
+    return (
+        f"{path}: no task named {name!r}; it declares {declared_tasks(tasks)}; select by either name: "
+        + ", ".join(f"{path}@{n}" for n in choices)
+    )
 
 
 def several_tasks_message(path: str | Path, tasks: dict[str, Task]) -> str:

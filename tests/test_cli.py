@@ -67,6 +67,26 @@ def test_several_tasks_without_name(capsys, tmp_path):
     assert f"pick one: {p}@a, {p}@b" in error_line(capsys)
 
 
+ARITH_TASK = """
+from mrtpo_sdk import Result, Task, verifier
+v = verifier(lambda ex, c: Result(1.0, ""), name="v")
+task = Task(name="arith", examples=[{"id": 1}], prompt=lambda ex: "p", verifiers=[v])
+"""
+
+
+def test_unknown_task_name_lists_variables_and_task_names(capsys, tmp_path):
+    p = tmp_path / "arith.py"
+    p.write_text(ARITH_TASK)
+    assert main(["train", f"{p}@other"]) == 2
+    assert error_line(capsys) == (
+        f"error: {p}: no task named 'other'; it declares variable 'task' (Task name 'arith'); "
+        f"select by either name: {p}@arith, {p}@task"
+    )
+    # the Task's own name selects it: the run goes on to the one-step check, which names the task
+    assert main(["train", f"{p}@arith", "--output_dir", str(tmp_path / "run")]) == 2
+    assert "'arith'" in error_line(capsys)
+
+
 BROKEN_TASK = """
 from mrtpo_sdk import Result, Task, verifier
 

@@ -42,6 +42,31 @@ def test_several_tasks_need_a_name(tmp_path):
         load_task(f"{p}@third")
 
 
+def test_unknown_name_lists_each_task_by_variable_and_task_name(tmp_path):
+    p = write(tmp_path, "arith.py", TASK_SRC.format(name="task", tname="arith"))
+    assert load_task(f"{p}@arith").name == "arith"  # the Task's own name selects it
+    assert load_task(f"{p}@task").name == "arith"
+    with pytest.raises(TaskLoadError) as info:
+        load_task(f"{p}@other")
+    assert str(info.value) == (
+        f"{p}: no task named 'other'; it declares variable 'task' (Task name 'arith'); "
+        f"select by either name: {p}@arith, {p}@task"
+    )
+
+
+def test_a_task_name_shared_by_two_tasks_asks_for_the_variable(tmp_path):
+    body = TASK_SRC.format(name="small", tname="sql") + "\nlarge = Task(name='sql', examples=[{'id': 1}], " \
+        "prompt=lambda ex: 'p', verifiers=[ok])\n"
+    p = write(tmp_path, "two.py", body)
+    with pytest.raises(TaskLoadError) as info:
+        load_task(f"{p}@sql")
+    assert str(info.value) == (
+        f"{p}: 2 tasks are named 'sql': variable 'large' (Task name 'sql'), variable 'small' (Task name 'sql'); "
+        f"pick one by its variable: {p}@large, {p}@small"
+    )
+    assert load_task(f"{p}@large").name == "sql"
+
+
 def test_no_task(tmp_path):
     p = write(tmp_path, "none.py", "x = 1\n")
     with pytest.raises(TaskLoadError, match="declares no Task"):

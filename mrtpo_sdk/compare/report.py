@@ -9,9 +9,17 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .stats import TIME_PARTS, Run, curve
+from .stats import T_975, TIME_PARTS, Run, curve
 
-__all__ = ["format_steps", "format_summary", "plot_comparison", "print_table", "render_markdown", "write_report"]
+__all__ = [
+    "format_steps",
+    "format_summary",
+    "interval_note",
+    "plot_comparison",
+    "print_table",
+    "render_markdown",
+    "write_report",
+]
 
 
 def _num(v: float | None, digits: int = 3) -> str:
@@ -29,6 +37,19 @@ def format_summary(s: dict[str, Any], digits: int = 3) -> str:
         lo, hi = s["ci"]
         text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
     return text
+
+
+def interval_note(report: dict[str, Any]) -> str | None:
+    """The warning for algos with 2 seeds (fewer than 3): their t-interval is very wide (t = 12.71 for 1 degree
+    of freedom); ``None`` when every algo has 1 or at least 3 seeds."""
+    few = [a for a, s in report["algos"].items() if len(s["runs"]) == 2]
+    if not few:
+        return None
+    return (
+        f"{', '.join(few)}: 2 seeds only, so {'its' if len(few) == 1 else 'their'} intervals are very wide "
+        f"(t(0.975, 1) = {T_975[1]:.2f}, clipped to the metric's range where it has one) and say little beyond the "
+        f"two values; run 3 or more seeds for a usable interval."
+    )
 
 
 def _step(v: float | None, last: int) -> str:
@@ -66,12 +87,20 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{a} ({len(s['runs'])} run{'s' if len(s['runs']) != 1 else ''})" for a, s in algos.items()
     )
     out = [title, ""]
-    out += [f"Intervals are 95% Student-t intervals over seeds (mean [lo, hi]); one seed shows the value alone.", ""]
+    out += [
+        "Intervals are 95% Student-t intervals over seeds (mean [lo, hi]); one seed shows the value alone. The "
+        "interval of a metric whose values all lie in [0, 1] (rewards, accuracies) is clipped to [0, 1].",
+        "",
+    ]
+    note = interval_note(report)
+    if note:
+        out += [f"**{note}**", ""]
 
     out += [f"## Steps to threshold {thr:g}", ""]
     out += [
-        f"First step at which the trailing mean of the last {smooth} logged values of `rewards/<r>/mean` reaches "
-        f"{thr:g}; median over seeds (range). `>N`: not reached by the last step N.",
+        f"First step at which the trailing mean of the last {smooth} logged values of `rewards/<r>/mean` (at the "
+        f"start, of the values logged so far) reaches {thr:g}; median over seeds (range). `>N`: not reached by the "
+        f"last step N.",
         "",
     ]
     out += _table(["algo", "seeds", *rewards], [
@@ -245,6 +274,9 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
         row.append(_pct(s["replay_overhead_pct"]))
         table.add_row(*row)
     console.print(table)
+    note = interval_note(report)
+    if note:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
     shown = 0
     for p in report["paired"]:
         if p["metric"].count("/") > 1:  # per-category breakdowns (dev/ast_accuracy/simple, ...): compare.md has them

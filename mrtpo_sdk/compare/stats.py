@@ -8,7 +8,8 @@ A run is a folder written by ``mrtpo-sdk train``: ``metrics.jsonl`` (training ro
 Confidence intervals are Student-t 95% intervals over seeds, ``mean ± t_{0.975, n-1} · s / sqrt(n)`` with the
 sample standard deviation ``s`` (ddof 1). scipy is not a dependency of mrtpo-sdk, so the quantile comes from an exact
 table for 1..30 degrees of freedom (:data:`T_975`, computed to 6 decimals) and the normal 1.96 beyond; one seed gives
-no interval.
+no interval. The interval of a bounded metric is clipped to its range: [0, 1] for a reward or dev metric whose every
+logged value lies in [0, 1] (rewards, accuracies, shares), [0, ∞) for the completion length.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "Run",
     "T_975",
     "NOT_DEV_METRICS",
+    "UNIT_RANGE",
     "TIME_PARTS",
     "area_under_curve",
     "compare_runs",
@@ -46,6 +48,7 @@ __all__ = [
     "t_interval",
     "t_quantile",
     "time_per_step",
+    "unit_range",
 ]
 
 #: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond 30: 1.96).
@@ -217,15 +220,16 @@ def initial_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
 def steps_to_threshold(points: Sequence[tuple[int, float]], threshold: float, smooth: int = 1) -> int | None:
     """The first step at which the trailing mean of the last ``smooth`` logged values reaches ``threshold``.
 
-    Only full windows count: the first candidate is the ``smooth``-th logged point, so a single spike (or a curve
-    with fewer than ``smooth`` points) is not "reached" when ``smooth > 1``. ``None``: never reached.
+    Before the ``smooth``-th logged point the window holds the points logged so far (the first point alone, then
+    the first two, ...), so a reward at 1.0 from the first step reaches any threshold at that step; later a single
+    spike is averaged with the ``smooth - 1`` values before it. ``None``: never reached.
     """
     if smooth < 1:
         raise ValueError("smooth must be >= 1")
     values = [v for _, v in points]
-    for i in range(smooth - 1, len(points)):
-        window = values[i - smooth + 1 : i + 1]
-        if sum(window) / smooth >= threshold - 1e-12:
+    for i in range(len(points)):
+        window = values[max(0, i - smooth + 1) : i + 1]
+        if sum(window) / len(window) >= threshold - 1e-12:
             return points[i][0]
     return None
 
@@ -300,10 +304,35 @@ def t_interval(values: Sequence[float]) -> tuple[float, float] | None:
     return mean - half, mean + half
 
 
-def summarize(values: dict[str, float | None]) -> dict[str, Any]:
-    """``{"mean", "ci": [lo, hi] | None, "n", "values"}`` over the runs' values (``None`` values are left out)."""
+#: The range of a metric that lies in [0, 1] (a reward, an accuracy, a share).
+UNIT_RANGE = (0.0, 1.0)
+
+
+def unit_range(values: Iterable[float]) -> tuple[float, float] | None:
+    """:data:`UNIT_RANGE` when every value lies in [0, 1] (and there is one), else ``None`` (unbounded)."""
+    values = list(values)
+    return UNIT_RANGE if values and all(0.0 <= v <= 1.0 for v in values) else None
+
+
+def summarize(
+    values: dict[str, float | None], bounds: tuple[float | None, float | None] | None = None
+) -> dict[str, Any]:
+    """``{"mean", "ci": [lo, hi] | None, "n", "values"}`` over the runs' values (``None`` values are left out).
+
+    Args:
+        bounds: the metric's range ``(lo, hi)`` (``None``: no limit on that side); the interval is clipped to it,
+            since the mean of a bounded metric cannot leave its range (with 2 seeds the t-interval of a [0, 1]
+            metric easily spans [-1.5, 2]).
+    """
     present = [v for v in values.values() if v is not None]
     ci = t_interval(present)
+    if ci is not None and bounds is not None:
+        lo, hi = ci
+        if bounds[0] is not None:
+            lo = max(lo, bounds[0])
+        if bounds[1] is not None:
+            hi = min(hi, bounds[1])
+        ci = (lo, hi)
     return {
         "mean": sum(present) / len(present) if present else None,
         "ci": list(ci) if ci else None,
@@ -390,6 +419,10 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
     if headline is None:
         headline = "eval/all_rewards" if "eval/all_rewards" in eval_keys else (dev_keys or [None])[0]
 
+    # a metric is bounded to [0, 1] when every value any run logged of it lies there
+    reward_range = {r: unit_range(v for run in runs for _, v in series(run.rows, f"rewards/{r}/mean")) for r in rewards}
+    eval_range = {k: unit_range(v for run in runs for _, v in series(eval_rows(run.rows), k)) for k in eval_keys}
+
     per_algo: dict[str, Any] = {}
     for algo, group in algos.items():
         stt: dict[str, Any] = {}
@@ -409,12 +442,15 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
                 "n": len(reached),
                 "last_step": last,
             }
-            auc[r] = summarize({run.label: area_under_curve(series(run.rows, key)) for run in group})
-            final[r] = summarize({run.label: final_mean(series(run.rows, key)) for run in group})
+            bounds = reward_range[r]
+            auc[r] = summarize({run.label: area_under_curve(series(run.rows, key)) for run in group}, bounds)
+            final[r] = summarize({run.label: final_mean(series(run.rows, key)) for run in group}, bounds)
         finals = {run.label: final_eval(run.rows) for run in group}
         initials = {run.label: initial_eval(run.rows) for run in group}
-        dev_final = {k: summarize({lab: f.get(k) for lab, f in finals.items()}) for k in eval_keys}
-        dev_initial = {k: summarize({lab: f.get(k) for lab, f in initials.items()}) for k in eval_keys}
+        dev_final = {k: summarize({lab: f.get(k) for lab, f in finals.items()}, eval_range[k]) for k in eval_keys}
+        dev_initial = {
+            k: summarize({lab: f.get(k) for lab, f in initials.items()}, eval_range[k]) for k in eval_keys
+        }
         lengths = {}
         for run in group:
             vals = [v for _, v in series(run.rows, "completions/mean_length")]
@@ -429,7 +465,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
             "final_train": final,
             "dev_final": dev_final,
             "dev_initial": dev_initial,
-            "completion_length": summarize(lengths),
+            "completion_length": summarize(lengths, (0.0, None)),
             "time_per_step": mean_time,
             "time_per_step_by_run": times,
             "replay_overhead_pct": 100 * mean_time["replay"] / mean_time["total"] if mean_time["total"] else None,

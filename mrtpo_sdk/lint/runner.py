@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError, TaskLoadError, VerifierError
-from ..loader import several_tasks_message, split_task_spec
+from ..loader import several_tasks_message, split_task_spec, unknown_task_message
 from ..resources import BUNDLED_TASKS
 from ..task import Task, TaskFunctionError, example_id
 from .codes import all_rules, get_rule
@@ -377,9 +377,8 @@ def lint_file(
     if only:
         unknown = sorted(n for n in only if n not in tasks and not any(t.name == n for t in tasks.values()))
         if unknown:
-            return [
-                Finding(None, f"no task named {unknown[0]!r}; it declares {', '.join(sorted(tasks))}", path, 1, 1)
-            ], 0
+            message = unknown_task_message(path, unknown[0], tasks).removeprefix(f"{path}: ")
+            return [Finding(None, message, path, 1, 1)], 0
         tasks = {v: t for v, t in tasks.items() if v in only or t.name in only}
     rules = [r for r in all_rules() if enabled is None or r.code in enabled]
     findings: list[Finding] = []

@@ -84,6 +84,14 @@ _IMPERATIVE_VERBS = frozenset(
     return rewrite think try use verify wrap write
     """.split()
 )
+# Verbs of the list above that are also adjectives: "Correct." and "Correct answer." are verdicts, "Correct the
+# join." is an order. As imperatives they take an object, so they count only before a determiner or pronoun.
+_ALSO_ADJECTIVES = frozenset({"correct"})
+_OBJECT_START = frozenset(
+    """
+    a an the this that these those it its them each every all any both either your my our their his her
+    """.split()
+)
 _ADDRESS = re.compile(r"\b(?:you|your|you're|yourself)\b", re.I)
 _MODAL_TO_MODEL = re.compile(r"\b(?:make sure|be sure|please|remember to|don't forget|do not forget)\b", re.I)
 
@@ -91,7 +99,9 @@ _MODAL_TO_MODEL = re.compile(r"\b(?:make sure|be sure|please|remember to|don't f
 def imperative_problem(sentence: str) -> str | None:
     """Why ``sentence`` reads as an instruction to the model, or ``None``.
 
-    A sentence starting with a placeholder (a computed part) is not judged by its first word.
+    A sentence starting with a placeholder (a computed part) is not judged by its first word, nor is a one-word
+    sentence ("Correct.", "Valid.", "Done."): an instruction has an object or a complement. A first word that is
+    also an adjective ("Correct") is an imperative only before a determiner or pronoun ("Correct the join.").
     """
     s = sentence.lstrip(" \t\"'*-•>")
     s = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*", "", s)  # "Hint: wrap ..." is judged by "wrap"
@@ -101,8 +111,10 @@ def imperative_problem(sentence: str) -> str | None:
         first = re.match(r"[A-Za-z']+", s)
     if first:
         word = first.group(0).lower()
-        if word in _IMPERATIVE_VERBS:
-            return f"starts with the imperative {first.group(0)!r}"
+        rest = re.match(r"[A-Za-z']+", s[first.end() :].lstrip(" \t,"))
+        if word in _IMPERATIVE_VERBS and rest is not None:
+            if word not in _ALSO_ADJECTIVES or rest.group(0).lower() in _OBJECT_START:
+                return f"starts with the imperative {first.group(0)!r}"
     m = _MODAL_TO_MODEL.search(s)
     if m:
         return f"says {m.group(0)!r} to the model"

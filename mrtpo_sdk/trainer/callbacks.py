@@ -12,7 +12,15 @@ from transformers import TrainerCallback
 from ..jsonl import read_jsonl
 from .runs import truncate_logs
 
-__all__ = ["EvaluateAtEndCallback", "MetricsJSONLCallback", "RewardPlotCallback", "RichProgressCallback", "read_metrics"]
+__all__ = [
+    "EvaluateAtEndCallback",
+    "MetricsJSONLCallback",
+    "RewardPlotCallback",
+    "RichProgressCallback",
+    "dev_curve_styles",
+    "plot_rewards",
+    "read_metrics",
+]
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
@@ -96,10 +104,47 @@ class RewardPlotCallback(TrainerCallback):
             plot_rewards(read_metrics(metrics), self.reward_names, self.output_dir / "rewards.png")
 
 
+_MARKERS = ("s", "o", "^", "D", "v", "P")
+_LINESTYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))
+
+
+def dev_curve_styles(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
+    """How each ``eval/`` curve of the dev panel is drawn: its own marker and line style, and, for a curve equal
+    to an earlier one at every step, the legend label ``"<name> (same as <earlier>)"`` and a larger hollow marker
+    drawn around the earlier curve's (one size up per copy), so coincident curves stay visible and say why they
+    look like one."""
+    styles: list[dict[str, Any]] = []
+    originals: list[tuple[str, list[tuple[Any, float]]]] = []  # (name, points) of the curves equal to no earlier one
+    copies: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        name = key[5:]
+        pts = [(r["step"], float(r[key])) for r in rows if r.get(key) is not None]
+        same = next((n for n, other in originals if pts and _same_points(pts, other)), None)
+        if same is None:
+            originals.append((name, pts))
+        else:
+            copies[same] = copies.get(same, 0) + 1
+        styles.append(
+            {
+                "key": key,
+                "label": name if same is None else f"{name} (same as {same})",
+                "marker": _MARKERS[i % len(_MARKERS)],
+                "linestyle": _LINESTYLES[i % len(_LINESTYLES)],
+                "markersize": 3.0 if same is None else 3.0 + 2.5 * copies[same],
+                "markerfacecolor": None if same is None else "none",
+            }
+        )
+    return styles
+
+
+def _same_points(a: list[tuple[Any, float]], b: list[tuple[Any, float]]) -> bool:
+    return len(a) == len(b) and all(p[0] == q[0] and math.isclose(p[1], q[1], abs_tol=1e-9) for p, q in zip(a, b))
+
+
 def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path) -> Path:
     """Plot ``rewards/<name>/mean`` of each reward vs ``step`` into ``path`` (PNG); evaluation rows add the dev
     value of each reward (``eval/<name>``, squares) and one panel of the other ``eval/`` metrics (the task's
-    headline metrics and ``all_rewards``)."""
+    headline metrics and ``all_rewards``; equal curves are marked, see :func:`dev_curve_styles`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,9 +173,17 @@ def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path
         ax.grid(alpha=0.3)
     if extra:
         ax = axes[0][-1]
-        for key in extra:
-            pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", linestyle="--", label=key[5:])
+        for style in dev_curve_styles(rows, extra):
+            pts = [(r["step"], r[style["key"]]) for r in rows if r.get(style["key"]) is not None]
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                marker=style["marker"],
+                linestyle=style["linestyle"],
+                markersize=style["markersize"],
+                markerfacecolor=style["markerfacecolor"],
+                label=style["label"],
+            )
         ax.set_title("dev metrics")
         ax.set_xlabel("step")
         ax.set_ylim(-0.05, 1.05)

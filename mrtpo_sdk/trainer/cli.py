@@ -565,9 +565,11 @@ def run_training(
             print(f"curves:  {out / 'rewards.png'}")
         if (out / "samples.jsonl").exists():
             print(f"samples: {out / 'samples.jsonl'}")
-        pages = sorted(out.glob("credit-step*.html"))
-        if pages:
-            print(f"credit:  {len(pages)} pages, e.g. {pages[-1]}")
+        from .credit import credit_pages_line
+
+        credit_line = credit_pages_line(out)
+        if credit_line:
+            print(credit_line)
         if script_args.save_policy:
             print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
             if peft_config is not None:

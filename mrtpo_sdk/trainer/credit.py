@@ -15,6 +15,7 @@ Takes plain tensors and rows (the metrics dict, the step's examples, completions
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ from ..algorithms.concentration import mean_concentration, token_share_for_mass
 from ..credit_view import Explanation, render_html, reward_rows
 from ..task import Task, example_id
 
-__all__ = ["log_credit"]
+__all__ = ["credit_pages", "credit_pages_line", "log_credit"]
+
+_PAGE = re.compile(r"credit-step(\d+)\.html$")
 
 
 def log_credit(
@@ -85,7 +88,8 @@ def log_credit(
         tokens=[tokenizer.decode([i]) for i in ids],
         beta=round(float(beta_n), 4),
         temperature=float(temperature),
-        policy=f"behavior policy at step {global_step}",
+        policy=behavior_policy_text(step),
+        step=step,
         note="Training replays a reward only where it varies within the group and its block is non-empty (spec §2); "
         "the other rewards keep w = 1.",
     )
@@ -101,3 +105,30 @@ def log_credit(
     path = Path(output_dir) / f"credit-step{step}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(exp), encoding="utf-8")
+
+
+def behavior_policy_text(step: int) -> str:
+    """Which policy sampled (and replays) step ``step``'s completions: the state after step ``step - 1``'s
+    update, the behavior policy of step ``step``."""
+    if step <= 1:
+        return f"the behavior policy that sampled step {step}'s completions (the initial policy, before any update)"
+    return f"the behavior policy that sampled step {step}'s completions (the policy after step {step - 1}'s update)"
+
+
+def credit_pages(output_dir: str | Path) -> list[Path]:
+    """The ``credit-step<N>.html`` pages of a run folder, by step number (step 100 after step 95)."""
+    pages = [(int(m.group(1)), p) for p in Path(output_dir).glob("credit-step*.html") if (m := _PAGE.match(p.name))]
+    return [p for _, p in sorted(pages)]
+
+
+def credit_pages_line(output_dir: str | Path) -> str | None:
+    """The training summary's line about the credit pages (``None`` when there are none): how many, and the
+    latest by step."""
+    pages = credit_pages(output_dir)
+    if not pages:
+        return None
+    last = pages[-1]
+    step = _PAGE.match(last.name).group(1)  # type: ignore[union-attr]
+    if len(pages) == 1:
+        return f"credit:  1 page (step {step}): {last}"
+    return f"credit:  {len(pages)} pages, the latest (step {step}): {last}"

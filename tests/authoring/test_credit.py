@@ -1,5 +1,6 @@
 """Training-time credit statistics (mrtpo_sdk.trainer.credit) on a hand-made replay, without a model."""
 
+import html
 import math
 import re
 from collections import defaultdict
@@ -82,3 +83,53 @@ def test_no_replayed_pair_logs_nan_and_writes_nothing(tmp_path):
     )
     assert all(math.isnan(v[0]) for v in m.values())  # TRL logs these as null
     assert list(tmp_path.iterdir()) == []
+
+
+def test_page_says_which_policy_sampled_the_step(tmp_path):
+    q = torch.tensor([[[0.5, 0.1, 0.3, 0.1], [0.0] * 4], [[0.9, 0.1, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0]]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    replayed = torch.tensor([[True, False], [True, True]])
+    ids = torch.tensor([[0, 1, 2, 3], [0, 1, 9, 9]])
+    _log(tmp_path, 49, 50, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]))  # 49 updates done
+    page = html.unescape((tmp_path / "credit-step50.html").read_text())
+    assert (
+        "Policy: the behavior policy that sampled step 50's completions (the policy after step 49's update)." in page
+    )
+    assert "<title>mrtpo-sdk train: t / e0, step 50</title>" in page
+    assert "behavior policy at step 49" not in page
+    _log(tmp_path, 0, 1, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
+    first = html.unescape((tmp_path / "credit-step1.html").read_text())
+    assert "sampled step 1's completions (the initial policy, before any update)" in first
+
+
+def test_credit_pages_sort_by_step_and_the_summary_line_counts_them(tmp_path):
+    from mrtpo_sdk.trainer.credit import credit_pages, credit_pages_line
+
+    assert credit_pages_line(tmp_path) is None
+    (tmp_path / "credit-step5.html").write_text("page")
+    assert credit_pages_line(tmp_path) == f"credit:  1 page (step 5): {tmp_path / 'credit-step5.html'}"
+    for step in (10, 95, 100, 20):
+        (tmp_path / f"credit-step{step}.html").write_text("page")
+    assert [p.name for p in credit_pages(tmp_path)] == [f"credit-step{s}.html" for s in (5, 10, 20, 95, 100)]
+    assert credit_pages_line(tmp_path) == f"credit:  5 pages, the latest (step 100): {tmp_path / 'credit-step100.html'}"
+
+
+def test_token_text_reads_on_its_shade_and_weights_are_separated(tmp_path):
+    from mrtpo_sdk.credit_view import text_colour
+
+    assert text_colour((33, 102, 172), 1.0) == "#ffffff"  # the darkest blue cell: white text
+    assert text_colour((33, 102, 172), 0.1) == "#1b1b1b"  # a pale cell: dark text
+    assert text_colour((191, 129, 45), 1.0) == "#1b1b1b"  # the ochre hue is light even at full shade
+    q = torch.tensor([[[0.5, 0.5, 0.05, 0.5], [0.0] * 4], [[0.9, 0.1, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0]]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    replayed = torch.tensor([[True, False], [True, True]])
+    ids = torch.tensor([[0, 1, 2, 3], [0, 1, 9, 9]])
+    _log(tmp_path, 3, 2, ids, q, mask, replayed, torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
+    page = (tmp_path / "credit-step4.html").read_text()
+    first_row = page.split('<tr class="reward-row">')[1]
+    colours = re.findall(r'rgba\(33,102,172,([0-9.]+)\); color: (#[0-9a-f]{6})"', first_row)
+    assert colours == [("1.000", "#ffffff"), ("1.000", "#ffffff"), ("0.100", "#1b1b1b"), ("1.000", "#ffffff")]
+    weights = re.findall(r'<span class="w">([0-9.]+)</span></span>( ?)', first_row)
+    assert len(weights) == 4 and all(sep == " " for _, sep in weights[:-1])  # "1.20 1.20 0.39", not "1.201.200.39"
+    text = re.sub(r"<[^>]+>", "", first_row.split("<td>")[1])
+    assert re.search(r"\d\.\d\d\d\.\d\d", text) is None  # no two weights back to back in the page's text

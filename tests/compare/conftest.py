@@ -11,8 +11,9 @@ STEPS = 12  # logged training steps 1..12
 
 
 def step_curve(reach: int | None, spike: int | None = None) -> list[float]:
-    """Values of steps 1..STEPS. ``reach``: the 3-step trailing mean first reaches 0.8 at this step (0 before step
-    reach-2, 1 from there on). ``spike``: a single 1.0 at that step, 0 elsewhere (never reached with smooth 3)."""
+    """Values of steps 1..STEPS. ``reach``: 0 before step reach-2, 1 from there on, so the 3-step trailing mean
+    first reaches 0.8 at step ``reach`` when reach >= 4; reach 3 is 1 from step 1, reached at step 1. ``spike``: a
+    single 1.0 at that step (after step 2), 0 elsewhere (never reached with smooth 3)."""
     if spike is not None:
         return [1.0 if s == spike else 0.0 for s in range(1, STEPS + 1)]
     if reach is None:
@@ -87,7 +88,7 @@ def write_run(
 
 # The reference experiment of the tests: 2 algos x 3 seeds, rewards fmt and exec.
 #   fmt  reached at: mrtpo 4, 5, never (a spike at 6); gdpo 6, 5, 8   -> MRTPO won 1, tied 1, lost 1
-#   exec reached at: mrtpo 3, 3, 3;                    gdpo never x3  -> MRTPO won 3
+#   exec reached at: mrtpo 1, 1, 1 (1.0 from step 1);  gdpo never x3  -> MRTPO won 3
 #   dev execution_accuracy final: mrtpo 0.1, 0.2, 0.3;  gdpo 0.05, 0.1, 0.4 -> won 2, lost 1
 #   time/step: mrtpo 1.0 + 0.2 + 0.6 + 0.2 = 2.0 s (replay 30%); gdpo 1.0 + 0.2 + 0 + 0.3 = 1.5 s
 EXPERIMENT = {

@@ -42,23 +42,23 @@ def test_compare_run_folders_writes_the_three_files(experiment, tmp_path, capsys
     assert m["steps_to_threshold"]["fmt"]["values"] == {"seed1": 4, "seed2": 5, "seed3": None}
     assert m["auc"]["fmt"]["mean"] == pytest.approx(21 / 33)
     half = 4.302653 * 0.1 / math.sqrt(3)
-    assert m["dev_final"]["eval/execution_accuracy"]["ci"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert m["dev_final"]["eval/execution_accuracy"]["ci"] == pytest.approx([0.0, 0.2 + half])  # clipped to [0, 1]
     assert m["replay_overhead_pct"] == pytest.approx(30.0)
     assert m["replay_vs_baseline_step_pct"] == pytest.approx(40.0)
     summaries = [p["summary"] for p in report["paired"]]
     assert "MRTPO beat GDPO on 1/3 seeds, tied 1, lost 1" in summaries
 
     md = (out / "compare.md").read_text()
-    assert "| mrtpo | 3 | 5 (4–>12) | 3 (3–3) |" in md
+    assert "| mrtpo | 3 | 5 (4–>12) | 1 (1–1) |" in md
     assert "| gdpo | 3 | 6 (5–8) | >12 |" in md
-    assert "| mrtpo | execution_accuracy (headline) | 0.000 [0.000, 0.000] | 0.200 [-0.048, 0.448] |" in md
+    assert "| mrtpo | execution_accuracy (headline) | 0.000 [0.000, 0.000] | 0.200 [0.000, 0.448] |" in md
     assert "| mrtpo | 20.0 | 1.00 | 0.20 | 0.60 | 0.20 | 2.00 | 30.0% | 40.0% | ×1.33 |" in md
     assert "- steps to 0.8 on fmt: MRTPO beat GDPO on 1/3 seeds, tied 1, lost 1 (seed 1: won, seed 2: tied, " \
            "seed 3: lost)" in md
     assert "| mrtpo | seconds |" not in md and "| mrtpo | completion_length |" not in md
 
     text = capsys.readouterr().out
-    row = r"mrtpo\s*│\s*3\s*│\s*5 \(4–>12\)\s*│\s*3 \(3–3\)\s*│\s*0\.200 \[-0\.048, 0\.448\]\s*│\s*30\.0%"
+    row = r"mrtpo\s*│\s*3\s*│\s*5 \(4–>12\)\s*│\s*1 \(1–1\)\s*│\s*0\.200 \[0\.000, 0\.448\]\s*│\s*30\.0%"
     assert re.search(row, text)
     assert "steps_to_threshold/exec: MRTPO beat GDPO on 3/3 seeds, tied 0, lost 0" in text
     assert f"md:   {out / 'compare.md'}" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -37,12 +38,15 @@ def test_a_single_spike_is_not_reached_with_smooth_3():
     assert steps_to_threshold(curve, 0.8, smooth=1) == 2  # unsmoothed, the spike counts
 
 
-def test_only_full_windows_count():
-    # step 1 alone is 1.0, but the first full 3-step window ends at step 3: (1 + 0 + 1) / 3 < 0.8; then (0,1,1)
-    # at step 4 is 0.667, (1,1,1) at step 5 reaches it.
-    assert steps_to_threshold(pts([1.0, 0.0, 1.0, 1.0, 1.0]), 0.8, smooth=3) == 5
-    assert steps_to_threshold(pts([1.0, 1.0]), 0.8, smooth=3) is None  # shorter than the window
-    assert steps_to_threshold(pts([0.8, 0.8, 0.8]), 0.8, smooth=3) == 3  # the first full window
+def test_the_first_windows_average_the_steps_logged_so_far():
+    # a reward at 1.0 from step 1 reaches 0.8 at step 1, not at the first full window (step 3)
+    assert steps_to_threshold(pts([1.0] * 5), 0.8, smooth=3) == 1
+    assert steps_to_threshold(pts([1.0, 1.0]), 0.8, smooth=3) == 1  # shorter than the window
+    assert steps_to_threshold(pts([0.8, 0.8, 0.8]), 0.8, smooth=3) == 1
+    # step 1: 0; step 2: (0 + 1) / 2; step 3: (0 + 1 + 1) / 3 = 0.667; step 4: (1, 1, 1) reaches it
+    assert steps_to_threshold(pts([0.0, 1.0, 1.0, 1.0]), 0.8, smooth=3) == 4
+    # from step 3 on the window is full: (0.5, 0.5, 1.0) at step 5 is 0.667, then (0.5, 1.0, 1.0) = 0.833
+    assert steps_to_threshold(pts([0.5, 0.5, 0.5, 0.5, 1.0, 1.0]), 0.8, smooth=3) == 6
 
 
 def test_the_threshold_itself_counts_as_reached():
@@ -127,7 +131,7 @@ def test_compare_runs_on_the_reference_experiment(experiment):
     assert (fmt["median"], fmt["min"], fmt["max"], fmt["reached"], fmt["last_step"]) == (5, 4, None, 2, 12)
     assert g["steps_to_threshold"]["fmt"]["values"] == {"seed1": 6, "seed2": 5, "seed3": 8}
     assert (g["steps_to_threshold"]["fmt"]["median"], g["steps_to_threshold"]["fmt"]["max"]) == (6, 8)
-    assert m["steps_to_threshold"]["exec"]["median"] == 3
+    assert m["steps_to_threshold"]["exec"]["median"] == 1  # 1.0 from step 1: reached at step 1
     assert g["steps_to_threshold"]["exec"]["median"] is None
 
     # AUC, steps 1..12 (span 11): 1 from step 2 -> (0.5 + 10) / 11; from step 3 -> 9.5 / 11; a spike -> 1 / 11
@@ -142,7 +146,7 @@ def test_compare_runs_on_the_reference_experiment(experiment):
     acc = m["dev_final"]["eval/execution_accuracy"]
     half = 4.302653 * 0.1 / math.sqrt(3)
     assert acc["mean"] == pytest.approx(0.2)
-    assert acc["ci"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert acc["ci"] == pytest.approx([0.0, 0.2 + half])  # 0.2 - half = -0.048, clipped to [0, 1]
     assert m["dev_initial"]["eval/execution_accuracy"]["mean"] == 0.0
     # gdpo's last evaluation is merged into its last training row: still found
     gdpo_acc = g["dev_final"]["eval/execution_accuracy"]["values"]
@@ -221,3 +225,45 @@ def test_a_bad_metrics_line_is_an_error_naming_it(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2\n', encoding="utf-8")
     with pytest.raises(MRTPOError, match=r"metrics.jsonl:2: not a JSON object"):
         stats.read_jsonl(tmp_path / "metrics.jsonl")
+
+
+def test_two_seeds_clip_bounded_intervals_and_the_report_says_they_are_wide(tmp_path):
+    from mrtpo_sdk.compare.report import render_markdown
+
+    runs = [
+        write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0] * 4, "score": [-1.0] * 4},
+                  dev_final={"execution_accuracy": 0.1}),
+        write_run(tmp_path / "b", algo="mrtpo", seed=2, curves={"r": [0.5] * 4, "score": [2.0] * 4},
+                  dev_final={"execution_accuracy": 0.384}),
+    ]
+    m = compare_runs([load_run(p) for p in runs])["algos"]["mrtpo"]
+    acc = m["dev_final"]["eval/execution_accuracy"]
+    assert acc["mean"] == pytest.approx(0.242)
+    half = 12.706205 * 0.284 / math.sqrt(2) / math.sqrt(2)
+    assert (0.242 - half, 0.242 + half) == pytest.approx((-1.562, 2.046), abs=1e-3)  # unclipped: outside [0, 1]
+    assert acc["ci"] == [0.0, 1.0]
+    assert m["final_train"]["r"]["ci"] == [0.0, 1.0]  # 0.75 ± 3.18 in a reward whose values lie in [0, 1]
+    # a reward with values outside [0, 1] is not bounded: its interval is the t-interval
+    half = 12.706205 * statistics.stdev([-1.0, 2.0]) / math.sqrt(2)
+    assert m["final_train"]["score"]["ci"] == pytest.approx([0.5 - half, 0.5 + half])
+    assert m["completion_length"]["ci"] == [20.0, 20.0]
+
+    md = render_markdown(compare_runs([load_run(p) for p in runs]))
+    assert "| mrtpo | execution_accuracy (headline) | – | 0.242 [0.000, 1.000] |" in md
+    assert (
+        "**mrtpo: 2 seeds only, so its intervals are very wide (t(0.975, 1) = 12.71, clipped to the metric's range "
+        "where it has one) and say little beyond the two values; run 3 or more seeds for a usable interval.**"
+    ) in md
+
+
+def test_three_seeds_get_no_wide_interval_note(experiment):
+    from mrtpo_sdk.compare.report import interval_note, render_markdown
+
+    report = compare_runs([load_run(p) for p in experiment])
+    assert interval_note(report) is None and "2 seeds only" not in render_markdown(report)
+
+
+def test_a_reward_at_one_from_step_1_reaches_the_threshold_at_step_1(tmp_path):
+    run = write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0] * 12})
+    stt = compare_runs([load_run(run)], threshold=0.8, smooth=3)["algos"]["mrtpo"]["steps_to_threshold"]["r"]
+    assert stt["values"] == {"seed1": 1} and stt["median"] == 1

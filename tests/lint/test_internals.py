@@ -29,10 +29,52 @@ from mrtpo_sdk.errors import MRTPOError
         ("no such column: studnet.name", False),
         ("The response ends with the phrase 'Is there anything else?'.", False),
         ("\x00 use the index", False),  # starts with a computed part: not judged by its first word
+        ("Correct.", False),  # a verdict, not an order
+        ("Incorrect.", False),
+        ("Valid.", False),
+        ("Correct answer.", False),  # "correct" as an adjective
+        ("Correct the join condition.", True),
+        ("Correct it.", True),
+        ("Correct your query.", True),
+        ("Fix the join.", True),
+        ("Use SQLite.", True),
     ],
 )
 def test_imperative(sentence, bad):
     assert (T.imperative_problem(sentence) is not None) == bad
+
+
+def test_mrt003_reads_one_word_verdicts_as_statements(tmp_path):
+    from mrtpo_sdk.lint import lint_paths
+
+    path = tmp_path / "verdicts.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from mrtpo_sdk import Result, Task, verifier
+
+            EXAMPLES = [{"id": "a", "q": "1+1", "answer": "2"}, {"id": "b", "q": "2+2", "answer": "4"}]
+
+            @verifier(kind="feedback")
+            def exact(example, completion):
+                ok = completion.strip() == example["answer"]
+                return Result(float(ok), "Correct." if ok else "Incorrect.")
+
+            @verifier(kind="feedback")
+            def shape(example, completion):
+                ok = completion.strip().isdigit()
+                return Result(float(ok), "Valid." if ok else "Correct the number.")
+
+            task = Task(name="verdicts", examples=EXAMPLES, prompt=lambda ex: [{"role": "user", "content": ex["q"]}],
+                        verifiers=[exact, shape], reference=lambda ex: ex["answer"])
+            """
+        )
+    )
+    report = lint_paths([path], isolated=True)
+    assert not report.errors, [f.message for f in report.errors]
+    mrt003 = [f for f in report.findings if f.code == "MRT003"]
+    assert [f.line for f in mrt003] == [14]  # "Correct the number." only
+    assert "starts with the imperative 'Correct'" in mrt003[0].message
 
 
 @pytest.mark.parametrize(

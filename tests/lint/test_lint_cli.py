@@ -106,6 +106,34 @@ def test_verifier_that_raises_is_reported_and_linting_goes_on(project, capsys):
     assert "IndexError" in m["msg"] and "verifier=arguments_valid" in m["ctx"] and "probe=empty" in m["ctx"]
 
 
+def test_verifier_error_points_at_the_line_that_raised_or_wrote(project, capsys):
+    path = project("mrt009_verifier_error")
+    lines = path.read_text().splitlines()
+    raising = next(i for i, line in enumerate(lines, 1) if 'completion.split("<tool_call>")[1]' in line)
+    (m,) = finding_lines(run(capsys, "lint", path.name, "--select", "MRT009")[1])
+    assert (int(m["line"]), int(m["col"])) == (raising, 5)
+
+    # the raise is in a helper of the task file: the helper's line, where the code failed
+    project(
+        "mrt009_verifier_error",
+        name="helper.py",
+        edit=lambda t: t.replace('    inner = completion.split("<tool_call>")[1]', "    inner = _after_tag(completion)")
+        + '\n\ndef _after_tag(text):\n    return text.split("<tool_call>")[1]\n',
+    )
+    lines = Path("helper.py").read_text().splitlines()
+    (m,) = finding_lines(run(capsys, "lint", "helper.py", "--select", "MRT009")[1])
+    assert lines[int(m["line"]) - 1] == '    return text.split("<tool_call>")[1]' and m["col"] == "5"
+
+    path = project(
+        "mrt009_verifier_error__mutates",
+        edit=lambda t: t.replace('example["checked"] = True', 'example.setdefault("checked", True)'),
+    )
+    lines = path.read_text().splitlines()
+    (m,) = finding_lines(run(capsys, "lint", path.name, "--select", "MRT009")[1])
+    assert lines[int(m["line"]) - 1].startswith('    example.setdefault("checked", True)') and m["col"] == "5"
+    assert "example['checked'] was missing, now True" in m["msg"]
+
+
 def test_syntax_error_and_missing_path_exit_2(project, capsys):
     Path("broken.py").write_text("from mrtpo_sdk import Task\ntask = Task(\n")
     rc, out, _ = run(capsys, "lint", "broken.py", "nope.py")
@@ -466,7 +494,10 @@ def test_file_at_name_lints_one_task(project, capsys):
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@tools")  # the task's name works too
     assert rc == 1 and [m["code"] for m in finding_lines(out)] == ["MRT012"]
     rc, out, _ = run(capsys, "lint", "mrt012_verifier_without_kind.py@nope")
-    assert rc == 2 and "no task named 'nope'; it declares clean, task" in out
+    assert rc == 2 and (
+        "no task named 'nope'; it declares variable 'clean' (Task name 'tools2'), variable 'task' (Task name "
+        "'tools'); select by either name: mrt012_verifier_without_kind.py@clean" in out
+    )
 
 
 def test_show_files_lists_task_files_without_importing(project, capsys):

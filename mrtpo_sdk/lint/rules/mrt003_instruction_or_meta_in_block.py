@@ -16,7 +16,8 @@ class InstructionOrMetaInBlock(Rule):
     helper functions with one ``return``) and flags:
 
     * instructions addressed to the model: a sentence that opens with an imperative verb ("Write", "Use",
-      "Make sure", "Do not"), or says "you"/"your"/"please";
+      "Make sure", "Do not"), or says "you"/"your"/"please"; a one-word verdict ("Correct.", "Invalid.") and an
+      adjective before its noun ("Correct answer.") are statements, not orders ("Correct the join.");
     * headings and labels: ``## Feedback``, ``**Hint**``, ``Reference query:``, ``Error:``;
     * words about training, replay, rewards, scores, verifiers, penalties or rubrics.
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import re
+import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
 from ...errors import VerifierContractError, VerifierError
 from ..model import Finding, Rule, TaskContext
+from ._common import node_location
 
 
 class VerifierErrorRule(Rule):
@@ -14,7 +19,8 @@ class VerifierErrorRule(Rule):
     non-string block), on one of the probe completions: the reference completion, the empty string, the
     reference with its fences/tags stripped, its first half, another example's reference, or a probe the task
     file declares (``lint_probes(example)`` / ``PROBES``). The finding names the verifier, the example and the
-    probe; the linter goes on with the other verifiers and files.
+    probe, and points at the line that raised, or at the statement that wrote into the example, when that line
+    is in the task file (else at the verifier's ``def``); the linter goes on with the other verifiers and files.
 
     ## Why is this bad?
     Model output is untrusted: early in training the policy produces empty answers, unclosed fences and
@@ -86,6 +92,7 @@ class VerifierErrorRule(Rule):
                 f"on the {probe} probe the verifier {msg}",
                 example=i,
                 probe=probe,
+                at=_mutation_line(ctx, k, getattr(exc, "change", "")),
                 key=f"contract:{msg[:40]}",
             )
         text = " ".join(str(cause).split())[:160]
@@ -97,5 +104,80 @@ class VerifierErrorRule(Rule):
             f"is untrusted, so parse defensively and score a malformed answer as a genuine 0",
             example=i,
             probe=probe,
+            at=_raising_line(ctx, cause),
             key=f"raises:{type(cause).__name__}",
         )
+
+
+def _line_start(ctx: TaskContext, line: int) -> tuple[int, int]:
+    """``(line, col)`` of the first non-blank character of ``line`` in the task file."""
+    lines = ctx.src.text.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return line, len(text) - len(text.lstrip()) + 1
+
+
+def _raising_line(ctx: TaskContext, exc: BaseException) -> tuple[int, int] | None:
+    """Where ``exc`` was raised: the innermost traceback frame in the task file (``None``: not in it)."""
+    path = ctx.path.resolve()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.lineno and Path(f.filename).resolve() == path]
+    return _line_start(ctx, frames[-1].lineno) if frames else None
+
+
+_MUTATING_METHODS = frozenset(
+    "append extend insert remove pop popitem clear update setdefault sort reverse add discard "
+    "__setitem__ __delitem__ __setattr__".split()
+)
+_CHANGED_PART = re.compile(r"^(?:len\()?example(\[[^\]]*\]|\.\w+)?")
+
+
+def _first_part(node: ast.expr, param: str) -> str | None:
+    """How ``node`` reaches into ``param``: ``"['seen']"`` / ``".seen"`` for its first subscript or attribute,
+    ``""`` for ``param`` itself, ``None`` when ``node`` does not start from ``param``."""
+    part = None
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        if isinstance(node, ast.Attribute):
+            part = f".{node.attr}"
+        else:
+            key = node.slice
+            part = f"[{key.value!r}]" if isinstance(key, ast.Constant) else "[?]"
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == param:
+        return part or ""
+    return None
+
+
+def _mutation_line(ctx: TaskContext, k: int, change: str) -> tuple[int, int] | None:
+    """The statement of verifier ``k`` that writes into its example where ``change`` (``"example['seen'] was
+    missing, now True"``) says it changed: an assignment, ``del`` or mutating method call on that part of the
+    example parameter. ``None`` when the verifier's source shows no such statement in the task file."""
+    site = ctx.sites[k]
+    m = _CHANGED_PART.match(change or "")
+    if site.function is None or m is None:
+        return None
+    file, fn = site.function
+    args = fn.args.posonlyargs + fn.args.args
+    if not args:
+        return None
+    param, wanted = args[0].arg, m.group(1) or ""
+    writes: list[tuple[ast.AST, str]] = []  # (statement or call, the part of the example it reaches into)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATING_METHODS:
+            targets = [node.func.value]
+        elif isinstance(node, (ast.Assign, ast.Delete)):
+            targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target] if isinstance(node.target, (ast.Subscript, ast.Attribute)) else []
+        else:
+            continue
+        for target in targets:
+            part = _first_part(target, param)
+            if part is not None:
+                writes.append((node, part))
+    matching = [node for node, part in writes if part == wanted or (wanted and part == "")]
+    if not matching and len(writes) == 1:
+        matching = [writes[0][0]]
+    if not matching:
+        return None
+    first = min(matching, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    at = node_location(ctx, k, first, file.path)
+    return _line_start(ctx, at[0]) if at else None
