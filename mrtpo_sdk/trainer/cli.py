@@ -48,6 +48,18 @@ class TrainScriptArguments:
         default="small",
         metadata={"help": "Size of the embedded policy: 'small' (default) or 'tiny' (seconds to build; smoke tests)."},
     )
+    warm_start_steps: int = field(
+        default=0,
+        metadata={
+            "help": "With --model: supervised steps on the task's reference completions before RL (TRL's "
+            "SFTTrainer, completion-only loss, float32), cached by base weights, task data, steps, learning rate and "
+            "seed, so every algorithm of a seed starts from the same policy. 0 (default): none. The embedded policy "
+            "has its own warm start (the task's Task(warm_start_steps=N))."
+        },
+    )
+    warm_start_learning_rate: float = field(
+        default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5% warm-up)."}
+    )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
@@ -402,6 +414,13 @@ def run_training(
 
     check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
     checked_model = None
+    if script_args.warm_start_steps and script_args.model is None:
+        raise MRTPOError(
+            "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
+            "Task(warm_start_steps=N) in the task file, or pass --model)"
+        )
+    if script_args.warm_start_steps < 0:
+        raise MRTPOError(f"--warm_start_steps must be >= 0 (0: no warm start), got {script_args.warm_start_steps}")
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
         from ..policy.pretrained import check_model
 
@@ -438,6 +457,17 @@ def run_training(
         origin = model_origin(model)
         if origin is not None:  # a GGUF --model: its dequantized folder in the cache
             policy_label = f"{describe_origin(origin)} (cached in {model})"
+        if script_args.warm_start_steps:
+            from ..policy.warm_start import warm_started_model
+
+            with quiet_loading():
+                model = str(warm_started_model(
+                    task, examples, model, steps=script_args.warm_start_steps,
+                    learning_rate=script_args.warm_start_learning_rate, seed=config.seed,
+                    log=lambda msg: print(msg, flush=True),
+                ))
+            policy_label = (f"{policy_label}, warm-started with {script_args.warm_start_steps} supervised steps on "
+                            f"the task's references ({model})")
         if Path(model).is_dir():
             from ..policy.pretrained import load_tokenizer
 
@@ -477,7 +507,9 @@ def run_training(
         "finished": False,
         "reward_names": task.verifier_names,
         "policy": policy_label,
-        "initial_policy": str(path) if script_args.model is None else str(script_args.model),
+        "initial_policy": str(path) if script_args.model is None else (
+            str(model) if script_args.warm_start_steps else str(script_args.model)),
+        "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
         "policy_dir": None,
         "resumed_from": checkpoint,
         "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
@@ -618,6 +650,8 @@ def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: 
         hub = base if gguf is None and not base.startswith("embedded ") and not looks_like_path(base) else None
         if gguf is not None:
             origin = f"the GGUF file {describe_origin(gguf)}"
+            if ", warm-started with " in base:
+                origin += ", warm-started with" + base.split(", warm-started with", 1)[1].split(" (")[0]
         else:
             origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
                 f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
@@ -671,6 +705,14 @@ def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str,
                     f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
                     f"command has {getattr(model_args, key, None)}; resume with the same LoRA settings"
                 )
+
+
+def _warm_start_record(folder: Any) -> dict[str, Any] | None:
+    """``run.json``'s ``warm_start``: the warm-started folder and its ``warm_start.json`` (steps, loss, ...)."""
+    from ..policy.warm_start import warm_start_info
+
+    info = warm_start_info(str(folder))
+    return None if info is None else {"folder": str(folder), **info}
 
 
 def _jsonable(v: Any) -> Any:
