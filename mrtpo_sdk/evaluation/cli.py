@@ -52,7 +52,8 @@ def eval_parser() -> ArgumentParser:
         type=int,
         default=None,
         help="new tokens at most (default: train's: the run's own for a run folder, else the task's "
-        "max_completion_length if it sets one, else 64 for the embedded policy and 256 for another --model)",
+        "max_completion_length if it sets one, else 64 for the embedded policy and train's for another --model: 128 on "
+        "a CPU, 256 on a GPU)",
     )
     p.add_argument(
         "--batch_size",
@@ -71,7 +72,8 @@ def eval_parser() -> ArgumentParser:
     p.add_argument(
         "--output_dir",
         default=None,
-        help="where eval.json goes (default: the run folder given as --model, else runs/<task>-eval)",
+        help="where eval.json goes (default: the run folder given as --model, i.e. one with run.json; else "
+        "runs/<task>-eval)",
     )
     return p
 
@@ -120,7 +122,18 @@ def eval_command(argv: list[str]) -> int:
             model = to_device(model, device)
         else:
             model, tokenizer, label = load_pretrained(args.model, device=device)
-    defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS if embedded else {"temperature": 1.0, "max_completion_length": 256}
+    if embedded:
+        defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS
+    else:  # train's defaults for a --model on this machine (a CPU: 128 tokens; else TRL's budget, 256 here)
+        from ..policy.presets import model_machine_defaults
+
+        machine = model_machine_defaults() if not str(device).startswith("cuda") else {}
+        defaults = {"temperature": 1.0, "max_completion_length": machine.get("max_completion_length", 256)}
+        from ..policy.gguf import describe_origin, model_origin
+
+        origin = model_origin(label)
+        if origin is not None:
+            label = f"{describe_origin(origin)} (cached in {label})"
     run_args = _run_args(args.model) if not embedded else {}
     if run_args:  # a run folder of train: score it as it was trained (its sampling settings)
         defaults = {k: run_args.get(k, v) for k, v in defaults.items()}
@@ -132,7 +145,7 @@ def eval_command(argv: list[str]) -> int:
     autocast_dtype = _autocast_dtype(run_args, embedded=embedded, device=device)
     if args.output_dir is not None:
         out_dir = Path(args.output_dir)
-    elif not embedded and Path(args.model).is_dir():
+    elif not embedded and (Path(args.model) / "run.json").is_file():  # a run folder: beside its run.json
         out_dir = Path(args.model)
     else:
         out_dir = Path("runs") / f"{task.name}-eval"

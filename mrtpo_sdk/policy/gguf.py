@@ -89,7 +89,7 @@ MODEL_NAMES_HELP = "; ".join(
 )
 
 
-def named_model_file(name: str) -> Path:
+def named_model_file(name: str, given: str | None = None) -> Path:
     """The GGUF file of the named model ``name``, from its installed distribution's file list.
 
     Raises:
@@ -99,17 +99,18 @@ def named_model_file(name: str) -> Path:
     import importlib.metadata as md
 
     named = NAMED_MODELS[name]
+    shown = given or name  # as the user spelled it, in the error lines
     try:
         dist = md.distribution(named.distribution)
     except md.PackageNotFoundError:
-        raise MRTPOError(f"--model {name}: the {named.distribution} package is not installed; {named.install}") from None
+        raise MRTPOError(f"--model {shown}: the {named.distribution} package is not installed; {named.install}") from None
     for f in dist.files or []:
         if str(f).replace("\\", "/") == named.file:
             path = Path(str(dist.locate_file(f)))
             if path.is_file():
                 return path
     raise MRTPOError(
-        f"--model {name}: the installed {named.distribution} {dist.version} has no {named.file}; reinstall it "
+        f"--model {shown}: the installed {named.distribution} {dist.version} has no {named.file}; reinstall it "
         f"({named.install.split(' (')[0]} --force-reinstall)"
     )
 
@@ -142,8 +143,8 @@ def find_gguf(model: str) -> tuple[Path, str | None] | None:
             several GGUF files.
     """
     expanded = Path(os.path.expanduser(model))
-    if model in NAMED_MODELS and not expanded.exists():
-        return named_model_file(model), NAMED_MODELS[model].distribution
+    if model.lower() in NAMED_MODELS and not expanded.exists():  # a name in any case (SmolLM2)
+        return named_model_file(model.lower(), model), NAMED_MODELS[model.lower()].distribution
     if model.lower().endswith(".gguf") and not expanded.exists():
         raise MRTPOError(f"--model {model}: no such file")
     found = gguf_in(expanded)
@@ -185,8 +186,10 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
     digest = _sha256(gguf)
     root = cache_root() / "models"
     folder = root / f"{gguf.stem}-{digest[:16]}-{dtype}"
-    if (folder / GGUF_SOURCE_FILE).is_file() and (folder / "config.json").is_file():
-        return folder
+    # keyed by content: the same weights under another file name reuse the folder already made
+    for made in [folder, *sorted(root.glob(f"*-{digest[:16]}-{dtype}"))] if root.is_dir() else [folder]:
+        if (made / GGUF_SOURCE_FILE).is_file() and (made / "config.json").is_file():
+            return made
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"dequantizing {gguf.name} to {dtype} (once; cached in {folder})")
     model, tokenizer = _load_gguf(gguf, dtype)

@@ -79,6 +79,23 @@ def test_second_load_reuses_the_dequantized_folder(cache, tiny_gguf, tmp_path, m
         materialize(str(other))
 
 
+def test_the_same_weights_under_another_name_reuse_the_folder(cache, tiny_gguf, tmp_path, monkeypatch):
+    path, _, _ = tiny_gguf
+    first = materialize(str(path))
+    renamed = tmp_path / "renamed" / "my-model.gguf"
+    renamed.parent.mkdir()
+    renamed.write_bytes(path.read_bytes())
+    monkeypatch.setattr(gguf_mod, "_load_gguf", lambda *a, **k: pytest.fail("dequantized again"))
+    assert materialize(str(renamed)) == first
+
+
+def test_a_named_model_in_any_case(monkeypatch, cache):
+    monkeypatch.setitem(NAMED_MODELS, "nomodel", NamedModel(
+        name="nomodel", distribution="no-such-dist-mrtpo", file="x/y.gguf", description="d", install="pip install x"))
+    with pytest.raises(MRTPOError, match=r"^--model NoModel: the no-such-dist-mrtpo package is not installed"):
+        check_model("NoModel")
+
+
 def test_a_folder_with_one_gguf_is_that_file(cache, tiny_gguf):
     path, _, _ = tiny_gguf
     assert find_gguf(str(path.parent)) == (path, None)
