@@ -58,7 +58,7 @@ class TrainScriptArguments:
         },
     )
     warm_start_learning_rate: float = field(
-        default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5% warm-up)."}
+        default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5%% warm-up)."}
     )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
