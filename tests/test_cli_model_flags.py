@@ -44,6 +44,49 @@ def test_use_peft_trains_lora_adapters(tmp_path, local_model, capsys):
     assert changed and all(("q_proj" in k or "v_proj" in k) for k in changed)  # only the adapted projections
 
 
+def test_save_merged_policy_false_keeps_the_adapter_alone_and_model_loads_it(tmp_path, local_model, capsys,
+                                                                               monkeypatch):
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    lora = ["--use_peft", "--lora_r", "4", "--lora_target_modules", "q_proj", "v_proj"]
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, *lora, "--save_merged_policy", "false",
+                 "--output_dir", str(out)]) == 0
+    assert not (out / "policy").exists()
+    assert (out / "adapter" / "adapter_model.safetensors").is_file()
+    assert json.loads((out / "run.json").read_text())["policy_dir"] == str(out / "adapter")
+    capsys.readouterr()
+    # eval --model RUN loads the adapter on its base model: the same greedy completions as the merged model
+    from peft import AutoPeftModelForCausalLM
+
+    from mrtpo_sdk.policy.pretrained import load_pretrained
+
+    loaded, _, resolved = load_pretrained(str(out))
+    assert resolved == str(out / "adapter")
+    assert not any("lora" in name for name, _ in loaded.named_parameters())  # merged
+    reference = AutoPeftModelForCausalLM.from_pretrained(str(out / "adapter")).merge_and_unload()
+    base = load_file(local_model / "model.safetensors")
+    state = loaded.state_dict()
+    changed = [k for k in base if k in state and not (base[k] == state[k]).all()]
+    assert changed and all(("q_proj" in k or "v_proj" in k) for k in changed)
+    assert all((reference.state_dict()[k] == state[k]).all() for k in changed)
+    assert main(["eval", LETTERS, "--model", str(out), "--split", "train", "--max_examples", "2"]) == 0
+    # train --model RUN continues from the adapter merged into its base, made once in the cache
+    out2 = tmp_path / "run2"
+    assert main(["train", LETTERS, "--model", str(out), *SMALL, "--max_steps", "1", "--output_dir", str(out2)]) == 0
+    info = json.loads((out2 / "run.json").read_text())
+    assert "merged into its base model" in info["policy"]
+    merged = list((tmp_path / "cache" / "models").glob("merged-*"))
+    assert len(merged) == 1 and (merged[0] / "model.safetensors").is_file()
+    merged_state = load_file(merged[0] / "model.safetensors")
+    assert all((merged_state[k] == state[k]).all() for k in changed)
+
+
+def test_save_merged_policy_false_without_lora_is_an_error(tmp_path, local_model, capsys):
+    assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--save_merged_policy", "false",
+                 "--output_dir", str(tmp_path / "run")]) == 2
+    assert "--save_merged_policy false keeps a LoRA run's adapter" in error_line(capsys)
+
+
 def test_model_name_or_path_is_an_alias_of_model(tmp_path, local_model):
     out = tmp_path / "run"
     assert main(["train", LETTERS, "--model_name_or_path", str(local_model), *SMALL, "--output_dir", str(out)]) == 0

@@ -4,21 +4,24 @@ Hugging Face model id."""
 from __future__ import annotations
 
 import contextlib
-
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import MRTPOError
 
 __all__ = [
+    "ADAPTER_SUBDIR",
     "POLICY_SUBDIR",
     "HUB_TIMEOUT_S",
     "check_model",
     "hub_offline",
+    "is_adapter_folder",
     "load_pretrained",
     "load_tokenizer",
     "looks_like_path",
+    "merged_adapter_folder",
     "quiet_loading",
     "resolve_model",
     "to_device",
@@ -26,6 +29,8 @@ __all__ = [
 
 #: Where ``mrtpo-sdk train`` saves the final policy inside its run folder.
 POLICY_SUBDIR = "policy"
+#: Where a LoRA run (``--use_peft true``) saves its adapter inside its run folder.
+ADAPTER_SUBDIR = "adapter"
 
 #: Seconds to wait for the Hugging Face Hub before calling it unreachable (one try, no retries).
 HUB_TIMEOUT_S = 5.0
@@ -53,12 +58,84 @@ def quiet_loading():
             hf_logging.enable_progress_bar()
 
 def resolve_model(model: str) -> str:
-    """``~`` expanded; ``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy; anything else unchanged."""
+    """``~`` expanded; ``RUN_DIR`` -> ``RUN_DIR/policy`` when that holds a saved policy, else ``RUN_DIR/adapter``
+    when that holds a LoRA adapter (a run saved with ``--save_merged_policy false``); anything else unchanged."""
     expanded = os.path.expanduser(model) if model.startswith("~") else model
     path = Path(expanded)
-    if (path / POLICY_SUBDIR / "config.json").is_file() and not (path / "config.json").is_file():
+    if (path / "config.json").is_file() or is_adapter_folder(path):
+        return expanded
+    if (path / POLICY_SUBDIR / "config.json").is_file():
         return str(path / POLICY_SUBDIR)
+    if is_adapter_folder(path / ADAPTER_SUBDIR):
+        return str(path / ADAPTER_SUBDIR)
     return expanded
+
+
+def is_adapter_folder(path: str | Path) -> bool:
+    """Whether ``path`` holds a PEFT adapter alone (``adapter_config.json``, no ``config.json``): transformers loads
+    it on top of the base model its ``base_model_name_or_path`` names."""
+    path = Path(path)
+    return (path / "adapter_config.json").is_file() and not (path / "config.json").is_file()
+
+
+def merged_adapter_folder(adapter: str | Path, *, log=None) -> Path:
+    """A plain model folder holding a LoRA adapter merged into its base model (peft's ``merge_and_unload``), for
+    what must load a folder by itself (``train --model`` hands it to TRL): made once under
+    ``cache_root()/models/merged-<sha256[:16]>/``, keyed by the adapter's files and its base, reused after.
+
+    Raises:
+        MRTPOError: as :func:`check_model` for the adapter and its base.
+    """
+    import hashlib
+    import shutil
+
+    from ..cache import cache_root
+
+    adapter = Path(adapter)
+    digest = hashlib.sha256()
+    for name in sorted(p.name for p in adapter.iterdir() if p.is_file()):
+        digest.update(name.encode())
+        digest.update((adapter / name).read_bytes())
+    folder = cache_root() / "models" / f"merged-{digest.hexdigest()[:16]}"
+    if (folder / "config.json").is_file():
+        return folder
+    (log or (lambda msg: print(msg, file=sys.stderr, flush=True)))(
+        f"merging the LoRA adapter {adapter} into its base model (once; cached in {folder})")
+    model, tokenizer, _ = load_pretrained(str(adapter))
+    tmp = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        model.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        tmp.replace(folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _check_adapter(model: str, folder: Path) -> str:
+    """A LoRA adapter folder: ``peft`` installed and its base model loadable; returns the folder."""
+    import json
+
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        raise MRTPOError(f"--model {model}: {folder} is a LoRA adapter and loading it needs the peft package: "
+                         f"pip install 'mrtpo-sdk[peft]'") from None
+    try:
+        base = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise MRTPOError(f"--model {model}: {folder / 'adapter_config.json'} does not name its base model "
+                         f"(base_model_name_or_path)") from None
+    try:
+        check_model(str(base))
+    except MRTPOError as exc:
+        reason = str(exc).split(": ", 1)[-1]
+        raise MRTPOError(f"--model {model}: the base model of its LoRA adapter, {base}, cannot be loaded "
+                         f"({reason})") from None
+    return str(folder)
 
 
 def looks_like_path(model: str) -> bool:
@@ -106,7 +183,9 @@ def check_model(model: str) -> str:
 
     * a named model (``smollm2``) or a GGUF file (``PATH.gguf``, or a folder holding exactly one ``.gguf``) -> its
       dequantized safetensors folder under the cache root, made once (:mod:`mrtpo_sdk.policy.gguf`);
-    * a run folder of ``train`` -> its ``policy/``; a local model folder must hold ``config.json``;
+    * a run folder of ``train`` -> its ``policy/``, or its ``adapter/`` when the run saved the LoRA adapter alone
+      (``--save_merged_policy false``; the adapter's base model is checked too); a local model folder must hold
+      ``config.json`` (or be an adapter folder);
     * a value that looks like a path (:func:`looks_like_path`) and does not exist: ``--model X: no such folder``;
     * a Hub id offline (``HF_HUB_OFFLINE=1``): found in the local cache, or one line at once;
     * a Hub id online: one request of at most :data:`HUB_TIMEOUT_S` seconds, no retries. An unreachable Hub falls
@@ -123,6 +202,8 @@ def check_model(model: str) -> str:
     with quiet_loading():  # a GGUF file or named model -> its dequantized folder (cached); no loading/saving bars
         resolved = resolve_model(materialize(model))
     path = Path(resolved)
+    if is_adapter_folder(path):
+        return _check_adapter(model, path)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise MRTPOError(
@@ -189,7 +270,8 @@ def _check_hub_model(repo_id: str) -> str:
 
 
 def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any, str]:
-    """``(model, tokenizer, resolved path)`` for ``--model`` (checked by :func:`check_model`), in eval mode.
+    """``(model, tokenizer, resolved path)`` for ``--model`` (checked by :func:`check_model`), in eval mode. A LoRA
+    adapter folder is loaded on its base model and merged into it (peft's ``merge_and_unload``), in memory.
 
     Raises:
         MRTPOError: nothing loadable there (one line: no such folder, the Hub is off or unreachable, or what
@@ -201,7 +283,12 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
     path = Path(resolved)
     try:
         tokenizer = load_tokenizer(resolved) if path.is_dir() else AutoTokenizer.from_pretrained(resolved)
-        loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
+        if is_adapter_folder(path):
+            from peft import AutoPeftModelForCausalLM
+
+            loaded = AutoPeftModelForCausalLM.from_pretrained(resolved, dtype="auto").merge_and_unload()
+        else:
+            loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MRTPOError(f"--model {model}: cannot load it ({first})") from None
@@ -237,6 +324,12 @@ def load_tokenizer(folder: str | Path) -> Any:
 
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+    if is_adapter_folder(folder) and not (Path(folder) / "tokenizer_config.json").is_file():
+        try:  # an adapter saved without its tokenizer: the base model's
+            folder = json.loads((Path(folder) / "adapter_config.json").read_text(encoding="utf-8"))[
+                "base_model_name_or_path"]
+        except (OSError, ValueError, KeyError):
+            pass
     config = Path(folder) / "tokenizer_config.json"
     cls = None
     if config.is_file():

@@ -60,6 +60,14 @@ class TrainScriptArguments:
     warm_start_learning_rate: float = field(
         default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5%% warm-up)."}
     )
+    save_merged_policy: bool = field(
+        default=True,
+        metadata={
+            "help": "With --use_peft: also save OUTPUT_DIR/policy, the LoRA adapter merged into the base model (a "
+            "full copy: 540 MB for SmolLM2-135M in float32). false: OUTPUT_DIR/adapter alone (a few MB), which "
+            "--model OUTPUT_DIR loads on top of its base model, e.g. for the runs of a compare matrix."
+        },
+    )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
@@ -391,9 +399,7 @@ def run_training(
     """Train ``task`` and print where the outputs are. ``from_task``: the settings the task file chose (no flag or
     ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``."""
     from ..policy.for_task import task_policy
-    from ..policy.pretrained import POLICY_SUBDIR
-
-    ADAPTER_SUBDIR = "adapter"
+    from ..policy.pretrained import ADAPTER_SUBDIR, POLICY_SUBDIR
     from . import MRTPOTrainer
     from .callbacks import RichProgressCallback, read_metrics
     from .runs import prepare_output_dir, resolve_checkpoint
@@ -418,6 +424,11 @@ def run_training(
         raise MRTPOError(
             "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
             "Task(warm_start_steps=N) in the task file, or pass --model)"
+        )
+    if not script_args.save_merged_policy and peft_config is None:
+        raise MRTPOError(
+            "--save_merged_policy false keeps a LoRA run's adapter without the merged model; this run trains every "
+            "weight (no --use_peft true): pass --save_policy false to save no policy"
         )
     if script_args.warm_start_steps < 0:
         raise MRTPOError(f"--warm_start_steps must be >= 0 (0: no warm start), got {script_args.warm_start_steps}")
@@ -452,6 +463,12 @@ def run_training(
     else:
         model = checked_model
         policy_label = str(model)
+        from ..policy.pretrained import is_adapter_folder, merged_adapter_folder
+
+        if is_adapter_folder(model):  # a LoRA run saved without its merged policy: merged once into the cache
+            with quiet_loading():
+                model = str(merged_adapter_folder(model, log=lambda msg: print(msg, flush=True)))
+            policy_label = f"{checked_model} merged into its base model (cached in {model})"
         from ..policy.gguf import describe_origin, model_origin
 
         origin = model_origin(model)
@@ -534,6 +551,8 @@ def run_training(
         raise
     elapsed = time.perf_counter() - start
     policy_dir = out / POLICY_SUBDIR
+    if peft_config is not None and not script_args.save_merged_policy:
+        policy_dir = out / ADAPTER_SUBDIR  # the adapter alone is the saved policy
     if script_args.save_policy:
         from transformers.utils import logging as hf_logging
 
@@ -541,7 +560,7 @@ def run_training(
         if peft_config is not None:
             # LoRA: the adapter as TRL saves it, and policy/ the merged model, loadable by --model / from_pretrained
             trainer.save_model(str(out / ADAPTER_SUBDIR))
-            if trainer.accelerator.is_main_process:
+            if trainer.accelerator.is_main_process and script_args.save_merged_policy:
                 merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
                 merged.save_pretrained(str(policy_dir))
                 trainer.processing_class.save_pretrained(str(policy_dir))
@@ -604,8 +623,11 @@ def run_training(
             print(credit_line)
         if script_args.save_policy:
             print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
-            if peft_config is not None:
+            if peft_config is not None and script_args.save_merged_policy:
                 print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
+            elif peft_config is not None:
+                print(f"         (the LoRA adapter alone, --save_merged_policy false: --model {out} loads it on "
+                      f"its base model)")
         else:
             print("policy:  not saved (--save_policy false)")
     return 0
