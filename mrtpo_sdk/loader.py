@@ -151,17 +151,24 @@ def declared_tasks(tasks: dict[str, Task]) -> str:
     return ", ".join(f"variable {var!r} (Task name {t.name!r})" for var, t in sorted(tasks.items()))
 
 
+def _choices(path: str | Path, tasks: dict[str, Task]) -> str:
+    """``"FILE@a, FILE@arith, ..."``: every name ``FILE@name`` takes (variables and Task names), sorted."""
+    return ", ".join(f"{path}@{n}" for n in sorted({var for var in tasks} | {t.name for t in tasks.values()}))
+
+
 def unknown_task_message(path: str | Path, name: str, tasks: dict[str, Task]) -> str:
     """What ``FILE@name`` says when ``name`` is neither a task's variable nor its Task name."""
-    choices = sorted({var for var in tasks} | {t.name for t in tasks.values()})
     return (
         f"{path}: no task named {name!r}; it declares {declared_tasks(tasks)}; select by either name: "
-        + ", ".join(f"{path}@{n}" for n in choices)
+        + _choices(path, tasks)
     )
 
 
 def several_tasks_message(path: str | Path, tasks: dict[str, Task]) -> str:
-    """``"FILE: declares 2 tasks; pick one: FILE@a, FILE@b"``: what ``check``, ``train`` and ``lint`` say about a
-    file that declares several tasks when no ``@name`` picks one."""
-    choices = ", ".join(f"{path}@{n}" for n in sorted(tasks))
-    return f"{path}: declares {len(tasks)} tasks; pick one: {choices}"
+    """``"FILE: declares 2 tasks, variable 'a' (Task name 'x'), variable 'b' (Task name 'y'); pick one by either
+    name: FILE@a, FILE@b, FILE@x, FILE@y"``: what ``check``, ``train`` and ``lint`` say about a file that declares
+    several tasks when no ``@name`` picks one."""
+    return (
+        f"{path}: declares {len(tasks)} tasks, {declared_tasks(tasks)}; pick one by either name: "
+        + _choices(path, tasks)
+    )

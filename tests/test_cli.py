@@ -64,7 +64,10 @@ def test_several_tasks_without_name(capsys, tmp_path):
         b = Task(name="b", examples=[{"id": 1}], prompt=lambda ex: "p", verifiers=[v])
     """))
     assert main(["train", str(p)]) == 2
-    assert f"pick one: {p}@a, {p}@b" in error_line(capsys)
+    assert error_line(capsys) == (
+        f"error: {p}: declares 2 tasks, variable 'a' (Task name 'a'), variable 'b' (Task name 'b'); pick one by "
+        f"either name: {p}@a, {p}@b"
+    )
 
 
 ARITH_TASK = """

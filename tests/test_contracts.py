@@ -194,12 +194,15 @@ def test_two_tasks_lint_check_and_train_refuse_alike(tmp_path, monkeypatch, caps
         tmp_path, monkeypatch, extra="other = Task(name='other', examples=load, prompt=prompt, verifiers=[tags], "
         "reference=reference, eval_split=None)\n"
     )
-    message = "words.py: declares 2 tasks; pick one: words.py@other, words.py@task"
+    message = (
+        "words.py: declares 2 tasks, variable 'other' (Task name 'other'), variable 'task' (Task name 'words'); pick "
+        "one by either name: words.py@other, words.py@task, words.py@words"
+    )
     assert run(capsys, "check", path) == (2, "", f"error: {message}\n")
     rc, _, err = run(capsys, "train", path, "--max_steps", "1")
     assert (rc, err.splitlines()[-1]) == (2, f"error: {message}")
     rc, out, _ = run(capsys, "lint", path, "-q")
-    assert (rc, out) == (2, "words.py:1:1: error: declares 2 tasks; pick one: words.py@other, words.py@task\n")
+    assert (rc, out) == (2, f"words.py:1:1: error: {message.removeprefix('words.py: ')}\n")
     assert run(capsys, "lint", f"{path}@task", "-q") == (0, "", "")  # one picked: as check and train
 
 
