@@ -17,7 +17,9 @@ __all__ = [
     "MetricsJSONLCallback",
     "RewardPlotCallback",
     "RichProgressCallback",
+    "StepClock",
     "dev_curve_styles",
+    "eta_text",
     "plot_rewards",
     "read_metrics",
 ]
@@ -196,55 +198,84 @@ def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path
     return path
 
 
+def eta_text(seconds: float | None) -> str:
+    """``"ETA ~7:40"`` (minutes:seconds; ``"ETA ~1:02:05"`` past an hour), or ``""`` when nothing is measured yet.
+    The ``~`` marks an estimate: the mean time per step so far times the steps left."""
+    if seconds is None:
+        return ""
+    s = int(round(seconds))
+    h, m, sec = s // 3600, s // 60 % 60, s % 60
+    return f"ETA ~{h}:{m:02d}:{sec:02d}" if h else f"ETA ~{m}:{sec:02d}"
+
+
+class StepClock:
+    """The time left in a run, from the steps measured so far.
+
+    The clock starts at the end of the first step of this process (:meth:`first_step_done`): the evaluation at
+    step 0, loading, and the first step's warm-up are one-off costs, so a count that included them would promise a
+    run several times longer than it takes. :meth:`remaining` is ``None`` until one more step has finished; after
+    that it is ``(seconds since the first step) / (steps since) * (steps left)``, in seconds; later evaluations and
+    checkpoints are in the mean. ``clock``: seconds, monotonic (default :func:`time.monotonic`).
+    """
+
+    def __init__(self, clock: Any = None) -> None:
+        import time
+
+        self.clock = clock or time.monotonic
+        self._start: tuple[float, int] | None = None
+
+    def first_step_done(self, step: int) -> None:
+        if self._start is None:
+            self._start = (self.clock(), step)
+
+    def remaining(self, step: int, max_steps: int) -> float | None:
+        if self._start is None or step <= self._start[1] or step >= max_steps:
+            return None
+        t0, s0 = self._start
+        return (self.clock() - t0) / (step - s0) * (max_steps - step)
+
+
 class RichProgressCallback(TrainerCallback):
-    """A one-line progress bar (rich) with the latest mean of each reward and the replayed fraction.
+    """A one-line progress bar (rich) with the latest mean of each reward and the replayed fraction, and the time
+    left (:class:`StepClock`: none before the second step, then ``ETA ~m:ss``).
 
     When standard output is not a terminal (a log file, CI), it prints one plain line every 5% of the steps instead.
     """
 
-    def __init__(self, reward_names: list[str]) -> None:
+    def __init__(self, reward_names: list[str], clock: Any = None) -> None:
         self.reward_names = reward_names
         self.progress = None
         self.task_id = None
         self.plain = False
-        self._began: tuple[float, int] | None = None
+        self.eta = StepClock(clock)
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
         import sys
 
-        import time
-
-        self._began = (time.monotonic(), state.global_step)
         if not sys.stdout.isatty():
             self.plain = True
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
             TextColumn("[bold]train"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[eta]}"),
             TextColumn("{task.description}"),
             transient=False,
         )
         self.progress.start()
-        self.task_id = self.progress.add_task("", total=state.max_steps)
+        self.task_id = self.progress.add_task("", total=state.max_steps, eta="")
 
     def on_step_end(self, args, state, control, **kwargs):
+        self.eta.first_step_done(state.global_step)
         if self.progress is not None:
-            self.progress.update(self.task_id, completed=state.global_step)
+            eta = eta_text(self.eta.remaining(state.global_step, state.max_steps))
+            self.progress.update(self.task_id, completed=state.global_step, eta=eta)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not logs or not state.is_world_process_zero or (self.progress is None and not self.plain):
@@ -261,15 +292,11 @@ class RichProgressCallback(TrainerCallback):
         if self.plain:
             every = max(1, state.max_steps // 20)
             if state.global_step % every == 0 or state.global_step == state.max_steps:
-                import time
-
-                now = time.monotonic()
-                eta = ""
-                t0, s0 = self._began or (now, state.global_step)
-                if state.global_step > s0 and state.global_step < state.max_steps:
-                    left = (now - t0) / (state.global_step - s0) * (state.max_steps - state.global_step)
-                    eta = f" (ETA {int(left // 60)}:{int(left % 60):02d})"
-                print(f"step {state.global_step}/{state.max_steps} " + " ".join(parts) + eta, flush=True)
+                eta = eta_text(self.eta.remaining(state.global_step, state.max_steps))
+                print(
+                    f"step {state.global_step}/{state.max_steps} " + " ".join(parts) + (f" ({eta})" if eta else ""),
+                    flush=True,
+                )
         else:
             self.progress.update(self.task_id, description=" ".join(parts))
 
