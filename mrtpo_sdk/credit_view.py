@@ -158,7 +158,7 @@ th { text-align: left; width: 16em; font-weight: normal; }
          padding: 0.3em; margin-top: 0.3em; }
 .tok { display: inline-block; font-family: ui-monospace, monospace; font-size: 0.85em; margin: 1px 0;
        padding: 0 0.15em; text-align: center; white-space: pre; border-radius: 2px; }
-.tok .w { display: block; font-size: 0.7em; color: inherit; opacity: 0.85; }
+.tok .w { display: block; font-size: 0.7em; color: inherit; }
 .nl { color: #999; }
 """
 
@@ -172,7 +172,9 @@ def _token_html(tok: str) -> str:
     return shown if tok else "&nbsp;"
 
 
-_DARK_TEXT, _LIGHT_TEXT = "#1b1b1b", "#ffffff"
+HUES = ((33, 102, 172), (178, 24, 43), (27, 120, 55), (118, 42, 131), (191, 129, 45), (53, 151, 143))
+"""The shade of each reward row (sRGB, 0-255), in verifier order, repeating after six."""
+_DARK_TEXT, _LIGHT_TEXT = "#000000", "#ffffff"  # black or white: at least 4.58:1 (sqrt 21) on any shade
 
 
 def _luminance(rgb: Sequence[float]) -> float:
@@ -182,10 +184,11 @@ def _luminance(rgb: Sequence[float]) -> float:
 
 
 def text_colour(rgb: Sequence[int], alpha: float) -> str:
-    """The text colour (dark or white) with the higher contrast on ``rgba(*rgb, alpha)`` over the white page."""
+    """The text colour (black or white) with the higher WCAG contrast on ``rgba(*rgb, alpha)`` over the white page:
+    4.58:1 or more on every shade, above the 4.5:1 WCAG AA asks of small text."""
     shown = [alpha * c + (1 - alpha) * 255 for c in rgb]
     lum = _luminance(shown)
-    dark, light = _luminance((0x1B, 0x1B, 0x1B)), 1.0
+    dark, light = 0.0, 1.0
     on_dark_text = (lum + 0.05) / (dark + 0.05)
     on_light_text = (light + 0.05) / (lum + 0.05)
     return _DARK_TEXT if on_dark_text >= on_light_text else _LIGHT_TEXT
@@ -214,9 +217,8 @@ def render_html(exp: Explanation) -> str:
         f"the row's distance. {html.escape(exp.note)}</p>",
         "<table>",
     ]
-    hue = [(33, 102, 172), (178, 24, 43), (27, 120, 55), (118, 42, 131), (191, 129, 45), (53, 151, 143)]
     for k, row in enumerate(exp.rows):
-        r, g, b = hue[k % len(hue)]
+        r, g, b = HUES[k % len(HUES)]
         qmax = max(row.q) if row.replayed and row.q else 0.0
         cells = []
         for tok, q, w in zip(exp.tokens, row.q, row.w):

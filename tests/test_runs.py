@@ -112,6 +112,7 @@ def test_identical_dev_curves_stay_distinguishable_in_the_plot(tmp_path, monkeyp
     assert len({s["marker"] for s in styles}) == 4 and len({str(s["linestyle"]) for s in styles}) == 4
     assert [s["markersize"] for s in styles] == [3.0, 5.5, 3.0, 3.0]  # the copy's hollow marker rings the first's
     assert [s["markerfacecolor"] for s in styles] == [None, "none", None, None]
+    assert [s["zorder"] for s in styles] == [3, 2, 3, 3]  # the copy is drawn beneath the curve it repeats
 
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)  # keep the figure plot_rewards draws
@@ -125,6 +126,7 @@ def test_identical_dev_curves_stay_distinguishable_in_the_plot(tmp_path, monkeyp
     assert list(first.get_ydata()) == list(copy.get_ydata()) == same
     assert (first.get_marker(), copy.get_marker()) == ("s", "o") and first.get_linestyle() != copy.get_linestyle()
     assert copy.get_markerfacecolor() == "none" and copy.get_markersize() > first.get_markersize()
+    assert copy.get_zorder() < first.get_zorder()
 
 
 def test_resolve_checkpoint(tmp_path, capsys):

@@ -113,8 +113,8 @@ _LINESTYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))
 def dev_curve_styles(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
     """How each ``eval/`` curve of the dev panel is drawn: its own marker and line style, and, for a curve equal
     to an earlier one at every step, the legend label ``"<name> (same as <earlier>)"`` and a larger hollow marker
-    drawn around the earlier curve's (one size up per copy), so coincident curves stay visible and say why they
-    look like one."""
+    drawn around the earlier curve's (one size up per copy) and beneath it (``zorder`` 2, the others 3), so
+    coincident curves stay visible and say why they look like one."""
     styles: list[dict[str, Any]] = []
     originals: list[tuple[str, list[tuple[Any, float]]]] = []  # (name, points) of the curves equal to no earlier one
     copies: dict[str, int] = {}
@@ -134,6 +134,7 @@ def dev_curve_styles(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[s
                 "linestyle": _LINESTYLES[i % len(_LINESTYLES)],
                 "markersize": 3.0 if same is None else 3.0 + 2.5 * copies[same],
                 "markerfacecolor": None if same is None else "none",
+                "zorder": 3 if same is None else 2,
             }
         )
     return styles
@@ -184,6 +185,7 @@ def plot_rewards(rows: list[dict[str, Any]], reward_names: list[str], path: Path
                 linestyle=style["linestyle"],
                 markersize=style["markersize"],
                 markerfacecolor=style["markerfacecolor"],
+                zorder=style["zorder"],
                 label=style["label"],
             )
         ax.set_title("dev metrics")

@@ -114,12 +114,26 @@ def test_credit_pages_sort_by_step_and_the_summary_line_counts_them(tmp_path):
     assert credit_pages_line(tmp_path) == f"credit:  5 pages, the latest (step 100): {tmp_path / 'credit-step100.html'}"
 
 
+def _contrast(text: str, rgb, alpha: float) -> float:
+    """WCAG 2 contrast ratio of ``text`` (#rrggbb) on ``rgba(*rgb, alpha)`` over white."""
+
+    def lum(channels):
+        lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    a = lum([alpha * c + (1 - alpha) * 255 for c in rgb])
+    b = lum([int(text[i : i + 2], 16) for i in (1, 3, 5)])
+    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+
+
 def test_token_text_reads_on_its_shade_and_weights_are_separated(tmp_path):
-    from mrtpo_sdk.credit_view import text_colour
+    from mrtpo_sdk.credit_view import HUES, text_colour
 
     assert text_colour((33, 102, 172), 1.0) == "#ffffff"  # the darkest blue cell: white text
-    assert text_colour((33, 102, 172), 0.1) == "#1b1b1b"  # a pale cell: dark text
-    assert text_colour((191, 129, 45), 1.0) == "#1b1b1b"  # the ochre hue is light even at full shade
+    assert text_colour((33, 102, 172), 0.1) == "#000000"  # a pale cell: black text
+    assert text_colour((191, 129, 45), 1.0) == "#000000"  # the ochre hue is light even at full shade
+    worst = min(_contrast(text_colour(h, a / 100), h, a / 100) for h in HUES for a in range(101))
+    assert worst >= 4.5  # WCAG AA for small text, on every shade of every row
     q = torch.tensor([[[0.5, 0.5, 0.05, 0.5], [0.0] * 4], [[0.9, 0.1, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0]]])
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
     replayed = torch.tensor([[True, False], [True, True]])
@@ -128,7 +142,8 @@ def test_token_text_reads_on_its_shade_and_weights_are_separated(tmp_path):
     page = (tmp_path / "credit-step4.html").read_text()
     first_row = page.split('<tr class="reward-row">')[1]
     colours = re.findall(r'rgba\(33,102,172,([0-9.]+)\); color: (#[0-9a-f]{6})"', first_row)
-    assert colours == [("1.000", "#ffffff"), ("1.000", "#ffffff"), ("0.100", "#1b1b1b"), ("1.000", "#ffffff")]
+    assert colours == [("1.000", "#ffffff"), ("1.000", "#ffffff"), ("0.100", "#000000"), ("1.000", "#ffffff")]
+    assert ".tok .w { display: block; font-size: 0.7em; color: inherit; }" in page  # no opacity fading the weight
     weights = re.findall(r'<span class="w">([0-9.]+)</span></span>( ?)', first_row)
     assert len(weights) == 4 and all(sep == " " for _, sep in weights[:-1])  # "1.20 1.20 0.39", not "1.201.200.39"
     text = re.sub(r"<[^>]+>", "", first_row.split("<td>")[1])
