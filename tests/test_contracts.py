@@ -250,6 +250,44 @@ def test_a_constant_verifier_is_a_warning_in_lint_check_and_preflight(tmp_path, 
     assert preflight(task, task.load_examples(), task_file=path) == [f"task 'words', verifier 'tags': {CONSTANT}"]
 
 
+LINT_FINDINGS = {
+    '"The answer is one word between <w> and </w>."': '"Write one word between <w> and </w>."',
+    '"<w>" + example["word"] + "</w>")\n': '"<w>" + example["word"].upper() + "</w>")\n',
+}
+
+
+def test_train_prints_each_lint_finding_as_a_warning_line_that_says_how_to_silence_it(tmp_path, monkeypatch, capsys):
+    from mrtpo_sdk.lint.preflight import lint_warnings
+
+    path, text = write_task(tmp_path, monkeypatch, replace=LINT_FINDINGS)
+    imperative, reference = line_of(text, '"Write one word'), line_of(text, "def word")
+    expected = [
+        f"warning: words.py:{imperative}:30: MRT003 the block gives an instruction to the model (starts with the "
+        f"imperative 'Write'); state the information instead [verifier=tags] (lint; silence it with '# noqa: "
+        f"MRT003' on line {imperative}, or ignore = [\"MRT003\"] under [tool.mrtpo-sdk.lint] in pyproject.toml)",
+        f"warning: words.py:{reference}:5: MRT007 the reference in the block earns 0 from its own verifier (full "
+        f"reward is 1); the block must hold the answer the verifier accepts [verifier=word, example=ex-0 +7 more, "
+        f"probe=reference] (lint; silence it with '# noqa: MRT007' on line {reference}, or ignore = [\"MRT007\"] "
+        f"under [tool.mrtpo-sdk.lint] in pyproject.toml)",
+    ]
+    # --warm_start_steps without --model stops train right after the preflight, before any model is built
+    rc, out, err = run(capsys, "train", path, "--max_steps", "1", "--warm_start_steps", "1")
+    assert rc == 2 and "--warm_start_steps warm-starts a --model" in err
+    assert [line for line in out.splitlines() if line.startswith("warning: ")] == expected
+
+    # each way the warning names silences its finding, as in lint
+    line = '"Write one word between <w> and </w>.")'
+    silenced = text.replace(line, line + "  # noqa: MRT003")
+    (tmp_path / "silenced.py").write_text(silenced)
+    task = load_task("silenced.py")
+    assert [line.split(": ")[1][:6] for line in lint_warnings(task, task.load_examples(), "silenced.py")] == ["MRT007"]
+    (tmp_path / "pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nignore = ["MRT007"]\n')
+    assert lint_warnings(task, task.load_examples(), "silenced.py") == []
+    (tmp_path / "pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nignore = ["MRT99"]\n')
+    (line,) = lint_warnings(task, task.load_examples(), "silenced.py")
+    assert line.startswith("the lint rules were not run: ") and "MRT99" in line
+
+
 def test_a_verifier_that_varies_or_is_logged_only_is_not_constant(tmp_path, monkeypatch, capsys):
     from mrtpo_sdk.authoring.contracts import preflight
 

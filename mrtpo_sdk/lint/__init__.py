@@ -14,7 +14,7 @@ See ``docs/lint.md`` and ``mrtpo-sdk rule --all``.
 from .codes import CODES, all_rules, get_rule
 from .config import Layer
 from .model import Finding, Probe, Rule, TaskContext
-from .runner import LintReport, lint_paths
+from .runner import LintReport, lint_paths, lint_task
 
 __all__ = [
     "CODES",
@@ -27,4 +27,5 @@ __all__ = [
     "all_rules",
     "get_rule",
     "lint_paths",
+    "lint_task",
 ]

@@ -30,7 +30,16 @@ from .model import Finding, Probe, TaskContext
 from .probes import author_probes, make_probes, sample_indexes
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
-__all__ = ["LintReport", "lint_paths", "lint_source", "discover", "build_context", "sample_indexes", "make_probes"]
+__all__ = [
+    "LintReport",
+    "lint_paths",
+    "lint_source",
+    "lint_task",
+    "discover",
+    "build_context",
+    "sample_indexes",
+    "make_probes",
+]
 
 UNUSED_NOQA = "MRT013"
 BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010"}
@@ -254,16 +263,28 @@ def _run_all(
     return table
 
 
-def build_context(path: Path, src: SourceFile, module: Any, var: str, task: Task, settings: Settings) -> TaskContext:
+def build_context(
+    path: Path,
+    src: SourceFile,
+    module: Any,
+    var: str,
+    task: Task,
+    settings: Settings,
+    all_examples: list | None = None,
+) -> TaskContext:
     """Sample the examples, make the probes, and run every verifier on every probe twice (the second pass in
     reverse order, for MRT006).
+
+    Args:
+        all_examples: the examples to sample from (default: the task's ``settings.split``, loaded here).
 
     Raises:
         MRTPOError: the task cannot produce examples, prompts or references; the message names the task.
     """
     where = f"task {task.name!r} ({var})"
     try:
-        all_examples = task.load_examples(settings.split)
+        if all_examples is None:
+            all_examples = task.load_examples(settings.split)
     except MRTPOError:
         raise
     except Exception as exc:
@@ -397,22 +418,77 @@ def lint_file(
             line = _task_line(src, var)
             findings.append(Finding(None, str(exc), path, line, 1))
             continue
-        logged_only = {v.name for v in task.verifiers if v.weight == 0}
-        for rule in rules:
-            try:
-                findings.extend(f for f in rule.check(ctx) if not (f.verifier in logged_only and f.code in BLOCK_RULES))
-            except Exception as exc:  # a bug in a rule must not hide the other rules' findings
-                findings.append(
-                    Finding(
-                        None,
-                        f"internal error in rule {rule.code} ({rule.name}) on task {var!r}: "
-                        f"{type(exc).__name__}: {exc}; please report it",
-                        path,
-                        _task_line(src, var),
-                        1,
-                    )
-                )
+        findings += _check(ctx, rules)
     return findings, len(tasks)
+
+
+def _check(ctx: TaskContext, rules: list) -> list[Finding]:
+    """Run ``rules`` on one task's context; a ``weight=0`` verifier is exempt from :data:`BLOCK_RULES`."""
+    logged_only = {v.name for v in ctx.task.verifiers if v.weight == 0}
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(f for f in rule.check(ctx) if not (f.verifier in logged_only and f.code in BLOCK_RULES))
+        except Exception as exc:  # a bug in a rule must not hide the other rules' findings
+            findings.append(
+                Finding(
+                    None,
+                    f"internal error in rule {rule.code} ({rule.name}) on task {ctx.var!r}: "
+                    f"{type(exc).__name__}: {exc}; please report it",
+                    ctx.path,
+                    _task_line(ctx.src, ctx.var),
+                    1,
+                )
+            )
+    return findings
+
+
+def lint_task(
+    path: str | Path, task: Task, examples: list | None = None, *, skip: Iterable[str] = ()
+) -> list[Finding]:
+    """The findings ``mrtpo-sdk lint FILE@var`` gives on one task of a task file, for ``train``'s preflight.
+
+    The nearest ``[tool.mrtpo-sdk.lint]`` config above ``path`` (else above the working folder) selects the rules
+    (``select`` / ``ignore`` / ``per-file-ignores``, as ``lint`` reads them), and ``# noqa`` comments suppress
+    findings as in ``lint``. Nothing is printed; no model is built.
+
+    Args:
+        path: the task file ``task`` was loaded from (its module is imported once per process, so the task is
+            the same object :func:`~mrtpo_sdk.loader.find_tasks` returns).
+        examples: the examples to sample from (default: the config's split of the task, as ``lint`` loads it).
+        skip: codes not to run (the preflight's own checks say those).
+
+    Returns:
+        The rule findings, merged over examples and sorted by line; ``[]`` when ``task`` is not declared at module
+        level in ``path``, or when its examples, prompts or references cannot be built (the caller's own checks
+        report that in their words).
+
+    Raises:
+        ConfigError: the config section is invalid.
+    """
+    from ..loader import find_tasks, import_task_module
+
+    path = Path(path)
+    src = source_file(path)
+    if src is None or src.tree is None:
+        return []
+    var = next((v for v, t in find_tasks(path).items() if t is task), None)
+    if var is None:
+        return []
+    settings = settings_for(find_config(path.parent) or find_config(Path.cwd()), Layer())
+    enabled = settings.enabled_codes(path) - set(skip) - {UNUSED_NOQA}
+    rules = [r for r in all_rules() if r.code in enabled]
+    if not rules:
+        return []
+    with contextlib.redirect_stdout(sys.stderr):  # a task file that prints does not mix into train's output
+        try:
+            ctx = build_context(path, src, import_task_module(path), var, task, settings, examples)
+        except MRTPOError:
+            return []
+        found = _check(ctx, rules)
+    return merge(
+        [f for f in found if f.code is not None and src.suppressed_by(f.code, {f.line} | f.noqa_lines) is None]
+    )
 
 
 def _task_line(src: SourceFile, var: str) -> int:

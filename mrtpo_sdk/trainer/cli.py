@@ -413,8 +413,9 @@ def run_training(
 
     reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
     from ..authoring.contracts import preflight
+    from ..lint.preflight import lint_warnings
 
-    for line in preflight(task, examples, task_file=task_file):
+    for line in preflight(task, examples, task_file=task_file) + lint_warnings(task, examples, task_file):
         print(f"warning: {line}", flush=True)
     from ..authoring.check import check_prompts
 
