@@ -235,7 +235,7 @@ def run_matrix(
             continue
         timing = f"elapsed {format_duration(clock() - start)}"
         if durations:
-            timing += f", ETA {format_duration(sum(durations) / len(durations) * (to_train - len(durations)))}"
+            timing += f", ETA ~{format_duration(sum(durations) / len(durations) * (to_train - len(durations)))}"
         log(f"{head} ({timing})")
         if cell.note:
             log(f"      {cell.note}")
