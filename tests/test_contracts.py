@@ -288,6 +288,22 @@ def test_train_prints_each_lint_finding_as_a_warning_line_that_says_how_to_silen
     assert line.startswith("the lint rules were not run: ") and "MRT99" in line
 
 
+def test_a_rule_that_fails_in_the_preflight_is_a_warning_line_too(tmp_path, monkeypatch):
+    from mrtpo_sdk.lint.preflight import lint_warnings
+    from mrtpo_sdk.lint.rules.mrt012_verifier_without_kind import VerifierWithoutKind
+
+    def broken(self, ctx):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(VerifierWithoutKind, "check", broken)
+    path, text = write_task(tmp_path, monkeypatch)
+    task = load_task(path)
+    assert lint_warnings(task, task.load_examples(), path) == [
+        f"words.py:{line_of(text, 'task = Task(')}:1: internal error in rule MRT012 (verifier-without-kind) on task "
+        "'task': RuntimeError: boom; please report it"
+    ]
+
+
 def test_a_verifier_that_varies_or_is_logged_only_is_not_constant(tmp_path, monkeypatch, capsys):
     from mrtpo_sdk.authoring.contracts import preflight
 

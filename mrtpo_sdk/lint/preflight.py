@@ -34,9 +34,10 @@ def lint_warnings(task: Task, examples: Sequence[Any], task_file: str | None) ->
     Returns:
         One line per finding, in line order: ``FILE:LINE:COL: CODE message [verifier=..., example=...] (lint;
         silence it with '# noqa: CODE' on line LINE, or ignore = ["CODE"] under [tool.mrtpo-sdk.lint] in
-        pyproject.toml)``. The task file's config and ``# noqa`` comments apply as in ``lint``; MRT013 (unused
-        noqa) and :data:`SKIPPED` are not run. ``[]`` without a task file or examples. A bad
-        ``[tool.mrtpo-sdk.lint]`` section gives one line saying the rules were not run.
+        pyproject.toml)``; a rule that failed is one line with its error. The task file's config and ``# noqa``
+        comments apply as in ``lint``; MRT013 (unused noqa) and :data:`SKIPPED` are not run. ``[]`` without a
+        task file or examples. A bad ``[tool.mrtpo-sdk.lint]`` section gives one line saying the rules were not
+        run.
 
     No model is built: the verifiers run on the probe completions ``lint`` makes (about as long as ``lint`` on the
     file).
@@ -50,5 +51,7 @@ def lint_warnings(task: Task, examples: Sequence[Any], task_file: str | None) ->
     return [
         f"{display_path(f.path)}:{f.line}:{f.col}: {f.code} {f.message}{f.context()} "
         f"({LINT_HINT.format(code=f.code, line=f.line)})"
+        if f.code
+        else f"{display_path(f.path)}:{f.line}:{f.col}: {f.message}"  # a rule that failed: lint says the same
         for f in findings
     ]

@@ -459,9 +459,9 @@ def lint_task(
         skip: codes not to run (the preflight's own checks say those).
 
     Returns:
-        The rule findings, merged over examples and sorted by line; ``[]`` when ``task`` is not declared at module
-        level in ``path``, or when its examples, prompts or references cannot be built (the caller's own checks
-        report that in their words).
+        The rule findings (and, with ``code=None``, a rule that failed), merged over examples and sorted by line;
+        ``[]`` when ``task`` is not declared at module level in ``path``, or when its examples, prompts or
+        references cannot be built (the caller's own checks report that in their words).
 
     Raises:
         ConfigError: the config section is invalid.
@@ -486,9 +486,7 @@ def lint_task(
         except MRTPOError:
             return []
         found = _check(ctx, rules)
-    return merge(
-        [f for f in found if f.code is not None and src.suppressed_by(f.code, {f.line} | f.noqa_lines) is None]
-    )
+    return merge([f for f in found if f.code is None or src.suppressed_by(f.code, {f.line} | f.noqa_lines) is None])
 
 
 def _task_line(src: SourceFile, var: str) -> int:
