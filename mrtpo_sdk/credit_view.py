@@ -197,7 +197,7 @@ def text_colour(rgb: Sequence[int], alpha: float) -> str:
 def render_html(exp: Explanation) -> str:
     """The explanation as one self-contained HTML page (inline CSS, no scripts, no external URLs).
 
-    Each token cell's text (the token and its weight) is dark or white, whichever reads better on the cell's
+    Each token cell's text (the token and its weight) is black or white, whichever reads better on the cell's
     shade; the cells are separated by a space, so their weights never run together.
     """
     when = f", step {exp.step}" if exp.step is not None else ""
