@@ -2,7 +2,7 @@
 
 * :func:`execute_sql` (:mod:`.sandbox`) runs one untrusted query read-only, with a time limit enforced inside
   SQLite and a row cap; it never raises on any query text.
-* :func:`results_match` and :func:`gold_is_ordered` (:mod:`.compare`) decide execution match: bags of rows
+* :func:`results_match` and :func:`gold_is_ordered` (:mod:`.execution_match`) decide execution match: bags of rows
   unless the gold query orders its output, positional columns, float tolerance.
 * :func:`extract_sql` (:mod:`.parse`) pulls the single ```` ```sql ```` fenced query out of a completion.
 * :func:`load_spider` (:mod:`.data`) loads a Spider-layout (or BIRD) directory into :class:`SQLExample` s.
@@ -10,7 +10,7 @@
 See ``docs/sql.md``.
 """
 
-from mrtpo_sdk.sql.compare import gold_is_ordered, results_match, values_equal
+from mrtpo_sdk.sql.execution_match import gold_is_ordered, results_match, values_equal
 from mrtpo_sdk.sql.data import (
     CATEGORIES,
     SQLDataError,

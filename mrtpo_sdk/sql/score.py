@@ -48,7 +48,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .compare import _exact_key, gold_is_ordered, greedy_rows_match, results_match
+from .execution_match import _exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
 from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
 
