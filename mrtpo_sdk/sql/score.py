@@ -33,7 +33,7 @@ Ties are detected at scoring time: the reference is run once more without its ``
 ordering keys as extra columns (sqlglot rewrites it; the rewrite is used only when it reproduces the reference's
 rows), and the groups of tied rows around the cut are kept with the reference.
 
-Blocks that quote model output are capped at :data:`MAX_BLOCK_CHARS` characters. Every cache here is bounded in
+Blocks that quote model output are capped at :data:`MAX_QUOTED_CHARS` characters. Every cache here is bounded in
 bytes (:class:`ResultCache`).
 """
 
@@ -48,6 +48,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..verifier import cap_block
 from .execution_match import _exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
 from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
@@ -55,10 +56,9 @@ from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailin
 __all__ = [
     "SEMANTICS",
     "DEFAULT_SEMANTICS",
-    "MAX_BLOCK_CHARS",
+    "MAX_QUOTED_CHARS",
     "ResultCache",
     "ReferenceResult",
-    "cap_block",
     "check_semantics",
     "format_error",
     "official_statement_error",
@@ -75,8 +75,9 @@ __all__ = [
 
 SEMANTICS = ("training", "official")
 DEFAULT_SEMANTICS = "training"
-#: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…".
-MAX_BLOCK_CHARS = 300
+#: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…"
+#: (:func:`mrtpo_sdk.verifier.cap_block`), well below a verifier's own ``max_block_chars``.
+MAX_QUOTED_CHARS = 300
 _PERMUTATIONS_TRIED = 24
 
 
@@ -85,11 +86,6 @@ def check_semantics(semantics: str) -> str:
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
     return semantics
-
-
-def cap_block(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters (the cut is marked with "…")."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---- caches bounded in bytes ------------------------------------------------------------------------------------
