@@ -37,7 +37,16 @@ from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
 from .errors import display_path as _display_path
 
-__all__ = ["Result", "Verifier", "verifier", "cap_block", "VERIFIER_KINDS", "DEFAULT_TIME_LIMIT_S", "MAX_BLOCK_CHARS"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT_S",
+    "MAX_BLOCK_CHARS",
+    "VERIFIER_KINDS",
+    "Result",
+    "Verifier",
+    "cap_block",
+    "normalize_result",
+    "verifier",
+]
 
 #: Seconds one verifier call may take unless ``Verifier(time_limit=...)`` says otherwise.
 DEFAULT_TIME_LIMIT_S = 5.0
@@ -201,7 +210,7 @@ class Verifier:
             ) from exc
         self._timeouts_in_a_row = self._skipped = 0  # it returned in time
         try:
-            result = _normalize(out, where, **ids)
+            result = normalize_result(out, where, **ids)
         except VerifierContractError as exc:
             if self.location:
                 exc.args = (f"{exc.args[0]} (verifier at {self.location})",)
@@ -246,7 +255,17 @@ def _raised_at(exc: BaseException, source_file: str | None) -> str | None:
     return f"{_display_path(frame.filename)}:{frame.lineno}"
 
 
-def _normalize(out: Any, where: str, **ids: str) -> Result | None:
+def normalize_result(out: Any, where: str, **ids: str) -> Result | None:
+    """A verifier's return value as a :class:`Result` with a float reward (``None`` stays ``None``).
+
+    Args:
+        out: what the verifier returned: a :class:`Result`, a ``(reward, block)`` pair or ``None``.
+        where: the message prefix naming task, verifier and example.
+        ids: ``task``, ``verifier``, ``example_id`` ... for the error.
+
+    Raises:
+        VerifierContractError: several values, a non-float or non-finite reward, a block that is not a ``str``.
+    """
     if out is None:
         return None
     if isinstance(out, Result):

@@ -62,6 +62,7 @@ from pathlib import Path
 __all__ = [
     "ExecutionResult",
     "execute_sql",
+    "first_keyword",
     "close_cached_connections",
     "close_worker",
     "DEFAULT_TIMEOUT_S",
@@ -349,7 +350,7 @@ def _skip_trivia(text: str, i: int) -> int:
     return n
 
 
-def _first_keyword(text: str) -> str:
+def first_keyword(text: str) -> str:
     """The first word of the statement, skipping comments and opening parentheses ("" if none)."""
     i = _skip_trivia(text, 0)
     while i < len(text) and text[i] == "(":
@@ -396,7 +397,7 @@ def _precheck(query: object, max_query_chars: int) -> str:
         query.encode("utf-8")
     except UnicodeEncodeError:
         return "query is not valid UTF-8 text (it contains an unpaired surrogate)"
-    first = _first_keyword(query)
+    first = first_keyword(query)
     if first == "" or first == ";":
         return "empty query: the text holds no SQL statement"
     if first in _REFUSED_FIRST_KEYWORDS:

@@ -49,14 +49,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..verifier import cap_block
-from .execution_match import _exact_key, gold_is_ordered, greedy_rows_match, results_match
-from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
-from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
+from .execution_match import exact_key, gold_is_ordered, greedy_rows_match, results_match
+from .parse import FENCE, SQL_TAG, extract_sql, fence_tag_end
+from .sandbox import ExecutionResult, execute_sql, first_keyword, strip_trailing_semicolons
 
 __all__ = [
     "SEMANTICS",
     "DEFAULT_SEMANTICS",
     "MAX_QUOTED_CHARS",
+    "RESULT_CACHE",
     "ResultCache",
     "ReferenceResult",
     "check_semantics",
@@ -143,13 +144,14 @@ class ResultCache:
             self._bytes = 0
 
 
-_results = ResultCache()
+#: The cache :func:`run_cached` uses unless given another.
+RESULT_CACHE = ResultCache()
 _references = ResultCache(max_bytes=32_000_000, max_entry_bytes=4_000_000, max_entries=4096)
 
 
 def run_cached(db_path: str, query: str, cache: ResultCache | None = None) -> ExecutionResult:
     """:func:`execute_sql` with its outcome cached (the databases are read-only) in a byte-bounded cache."""
-    cache = _results if cache is None else cache
+    cache = RESULT_CACHE if cache is None else cache
     key = (db_path, query)
     hit = cache.get(key)
     if hit is not None:
@@ -175,7 +177,7 @@ def _sql_fence_layout(completion: str) -> tuple[bool, bool] | None:
         i = tag_start
         while i < n and completion[i] in " \t":
             i += 1
-        tag_end = _tag_end(completion, i)
+        tag_end = fence_tag_end(completion, i)
         close = completion.find(FENCE, tag_end)
         if completion[i:tag_end].lower() == SQL_TAG and close >= 0:
             j = tag_end
@@ -206,7 +208,7 @@ def format_error(completion: object, semantics: str = DEFAULT_SEMANTICS) -> str:
         return "a ```sql fence whose opening line holds more than the tag (the query starts on the next line)"
     if layout is not None and not layout[1]:
         return "a ```sql fence whose closing ``` does not start a line"
-    first = _first_keyword(answer.query or "")
+    first = first_keyword(answer.query or "")
     if first not in ("SELECT", "WITH", "VALUES"):
         return "a ```sql fence that holds no query (it does not start with SELECT, WITH or VALUES)"
     return ""
@@ -661,7 +663,7 @@ def _tie_segments(db_path: str, sql: str, gold: ExecutionResult, ordered: bool) 
         return None
     groups: list[tuple[tuple, list[tuple]]] = []
     for r in rows:
-        key = tuple(_exact_key(r[i]) for i in key_columns)
+        key = tuple(exact_key(r[i]) for i in key_columns)
         if groups and groups[-1][0] == key:
             groups[-1][1].append(r[:width])
         else:
@@ -707,8 +709,8 @@ def _sub_bag(part: Sequence[tuple], pool: Sequence[tuple], float_tol: float) -> 
     """Every row of ``part`` matched to a distinct row of ``pool`` (exact first, then greedy with tolerance)."""
     if len(part) > len(pool):
         return False
-    want = Counter(tuple(map(_exact_key, r)) for r in part)
-    have = Counter(tuple(map(_exact_key, r)) for r in pool)
+    want = Counter(tuple(map(exact_key, r)) for r in part)
+    have = Counter(tuple(map(exact_key, r)) for r in pool)
     if not want - have:
         return True
     if len(pool) > 2_000:
@@ -751,7 +753,7 @@ def _coarse(value: object) -> object:
         return ("n", float(f"{f:.4g}")) if math.isfinite(f) else ("n", str(f))
     if isinstance(value, bool):
         return ("n", float(value))
-    return _exact_key(value)
+    return exact_key(value)
 
 
 def _permutations(pred: Sequence[tuple], gold_pool: Sequence[tuple], width: int, exact_bag: bool):

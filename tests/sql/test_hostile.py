@@ -150,8 +150,8 @@ def test_task_cache_keeps_no_big_result(sql_task, db):
     big = "SELECT " + ", ".join("zeroblob(30000)" for _ in range(200))  # 6 MB: above the 4 MB entry limit
     res = sql_task._execute(str(db), big)
     assert res.ok and res.nbytes > 4_000_000
-    assert score._results.get((str(db), big)) is None
-    assert score._results.nbytes <= score._results.max_bytes
+    assert score.RESULT_CACHE.get((str(db), big)) is None
+    assert score.RESULT_CACHE.nbytes <= score.RESULT_CACHE.max_bytes
 
 
 _pieces = st.sampled_from([
