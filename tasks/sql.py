@@ -35,7 +35,6 @@ from mrtpo_sdk.sql.score import (
     reference_result,
     relevance_error,
     selects_only_constants,
-    run_cached,
     run_prediction,
     training_match,
 )
@@ -152,11 +151,6 @@ def _reference(example, semantics: str):
     if not gold.run.ok:
         raise SQLDataError(f"example {example.id}: its reference query fails ({gold.run.error}); fix it in the data")
     return gold
-
-
-def _execute(db_path: str, query: str):
-    """The databases are read-only, so a query's outcome is cached (in a cache bounded in bytes)."""
-    return run_cached(db_path, query)
 
 
 task = Task(

@@ -232,14 +232,6 @@ def _fold(name: str) -> str:
     return name.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass") if not name.islower() else name
 
 
-def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:
-    """SQLite authorizer: allow reads only, recording nothing; see the module docstring."""
-    return _Deadline.authorize(_NO_RECORD, action, arg1, arg2, db_name, trigger)
-
-
-_NO_RECORD = _Deadline()
-
-
 class _Cached:
     __slots__ = ("conn", "deadline", "signature")
 
