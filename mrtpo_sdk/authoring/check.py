@@ -22,7 +22,7 @@ from ..example_mutation import ExampleMutatedError, snapshot
 from ..task import Task, example_id
 from .verifier_checks import score_unmutated
 
-__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "check_prompts", "render_report", "run_check"]
+__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "check_prompts", "render_report", "report_json", "run_check"]
 
 PROBE_ORDER = ("reference", "empty", "no-markup", "truncated", "other-reference")
 

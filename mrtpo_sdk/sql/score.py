@@ -67,6 +67,8 @@ __all__ = [
     "PERTURBED_MISMATCH",
     "reference_result",
     "relevance_error",
+    "run_cached",
+    "run_prediction",
     "selects_only_constants",
     "training_match",
     "training_mismatch",
