@@ -134,7 +134,7 @@ class _DecoderClock:
     replay is the head + JS."""
 
     def __init__(self):
-        import mrtpo_sdk.replay as replay
+        import mrtpo_sdk.replay.relevance as replay
 
         self.wall = self.cpu = 0.0
         inner = replay.completion_hidden_states

@@ -106,7 +106,7 @@ def main(n: int) -> int:
     # each query text distinct (a numbered comment), so that no result comes from the cache
     ordinary = [(ex, f"```sql\n{rnd.choice(examples).query} -- {k}\n```")
                 for k, ex in enumerate(rnd.choice(examples) for _ in range(2000))]
-    score._results.clear()
+    score.RESULT_CACHE.clear()
     t1 = time.perf_counter()
     for ex, text in ordinary:
         for v in verifiers:
@@ -118,7 +118,7 @@ def main(n: int) -> int:
         for v in verifiers:
             v.fn(ex, f"```sql\n{ex.query}\n```")  # the references' results and ties computed once, as in training
     correct = [(ex, f"```sql\n{ex.query} -- {k}\n```") for k, ex in enumerate(rnd.choice(examples) for _ in range(2000))]
-    score._results.clear()
+    score.RESULT_CACHE.clear()
     t2 = time.perf_counter()
     for ex, text in correct:
         for v in verifiers:
@@ -127,7 +127,7 @@ def main(n: int) -> int:
     print(f"{scored} completions x {len(verifiers)} verifiers in {wall:.1f} s ({scored / wall:.0f}/s with hostile ones): "
           f"{raised} raised, {bad} non-finite/odd rewards; slowest {slow[-1]:.2f} s, p99 {slow[int(len(slow) * .99)]*1e3:.1f} ms")
     print(f"caller RSS (MB) after each tenth: {marks}")
-    print(f"worker peak RSS {worker_peak:.0f} MB (pid {worker}); result cache {score._results.nbytes / 1e6:.1f} MB")
+    print(f"worker peak RSS {worker_peak:.0f} MB (pid {worker}); result cache {score.RESULT_CACHE.nbytes / 1e6:.1f} MB")
     print(f"throughput on ordinary completions (fresh cache, 2000 completions): {rate:.0f} responses/s")
     print(f"throughput on correct completions (fresh cache, 2000 references as answers): {correct_rate:.0f} responses/s")
     print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))

@@ -13,10 +13,7 @@ One flag style for every subcommand: snake_case, TRL's spelling (``--max_steps``
 ``--extend_select``). The kebab spelling of every flag (``--output-dir``) is accepted: it prints a one-line
 deprecation note on stderr (:func:`spelling_note`) and acts as the snake_case flag. ``lint`` and ``rule`` take their
 ruff spellings (``--extend-select``, ``--output-format``, ``--force-exclude``, ...) silently (``ruff_spellings=True``):
-pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise. A deprecated
-alias of a flag (``explain --beta`` for ``--mrtpo_beta``) is declared with :meth:`ArgumentParser.add_renamed`: the
-alias works, with a note; the alias and the flag both given with different values is one error line (neither
-silently wins).
+pre-commit configs and scripts written for ruff pass them, and a note on every commit would be noise.
 """
 
 from __future__ import annotations
@@ -70,73 +67,28 @@ class ArgumentParser(argparse.ArgumentParser):
     """:class:`argparse.ArgumentParser` whose errors are one :class:`UsageError` line naming the closest option.
 
     Options are declared in snake_case; their kebab spelling is accepted with a deprecation note (silently with
-    ``ruff_spellings=True``), and :meth:`add_renamed` declares a deprecated alias that works with a note."""
+    ``ruff_spellings=True``)."""
 
     def __init__(self, *args: Any, ruff_spellings: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ruff_spellings = ruff_spellings
-        self._renamed: dict[str, tuple[str, str]] = {}  # old option -> (new option, why)
-
-    def add_renamed(self, old: str, new: str, why: str = "") -> None:
-        """``old`` (e.g. ``--beta``) is a deprecated alias of the declared option ``new`` (``--mrtpo_beta``): it
-        works, with a note; help and "did you mean" show ``new`` only."""
-        self._renamed[old] = (new, why)
 
     def canonical_args(self, args: Sequence[str]) -> list[str]:
-        """``args`` with every deprecated alias or kebab spelling of an option replaced by its snake_case name (a note on
-        stderr for each, unless it is a ruff spelling of lint); nothing after ``--`` is touched."""
+        """``args`` with every kebab spelling of an option replaced by its snake_case name (a note on stderr for
+        each, unless it is a ruff spelling of lint); nothing after ``--`` is touched."""
         known = {o for o in self._option_string_actions if o.startswith("--")}
         out: list[str] = []
         args = list(args)
-        self._check_renamed_agree(args)
         for i, arg in enumerate(args):
             if arg == "--":
                 return out + args[i:]
-            name, eq, value = arg.partition("=")
-            if name in self._renamed and name not in known:
-                new, why = self._renamed[name]
-                spelling_note(name, new, why)
-                out.append(new + eq + value)
-                continue
             snake = canonical_spelling(arg, known, prefixes=self.allow_abbrev)
             if snake is not None:
                 if not self.ruff_spellings:
-                    spelling_note(name, snake.partition("=")[0])
+                    spelling_note(arg.partition("=")[0], snake.partition("=")[0])
                 arg = snake
             out.append(arg)
         return out
-
-    def _check_renamed_agree(self, args: Sequence[str]) -> None:
-        """A deprecated alias and its flag both given (``--beta 0.3 --mrtpo_beta 0.9``) with different values: one
-        line, rather than one of them silently winning. The same value twice is fine (the note says the alias is
-        deprecated).
-
-        Raises:
-            UsageError: the two spellings disagree.
-        """
-        end = list(args).index("--") if "--" in args else len(args)
-        for old, (new, _why) in self._renamed.items():
-            given: dict[str, list[str]] = {old: [], new: []}
-            for i, arg in enumerate(args[:end]):
-                name, eq, value = arg.partition("=")
-                if name in given:
-                    if eq:
-                        given[name].append(value)
-                    elif i + 1 < end:
-                        given[name].append(args[i + 1])
-            if not (given[old] and given[new]):
-                continue
-            a, b = given[old][-1], given[new][-1]
-            action = self._option_string_actions.get(new)
-            convert = action.type if action is not None and callable(action.type) else str
-            try:
-                same = convert(a) == convert(b)
-            except (TypeError, ValueError):
-                same = a == b
-            if not same:
-                raise UsageError(
-                    f"{old} {a} and {new} {b} disagree: {old} is the old name of {new}; give {new} only"
-                )
 
     def _hint(self) -> str:
         return f"(all options: {self.prog} --help)"

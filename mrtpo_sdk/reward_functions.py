@@ -25,7 +25,7 @@ from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import MRTPOError, VerifierError, VerifierTimeout
 from .prompting import completion_text
 from .task import rows_with_ids
-from .verifier import Result, Verifier, _normalize
+from .verifier import Result, Verifier, normalize_result
 
 __all__ = ["RewardFunction", "task_from_trl", "rows_with_ids"]
 
@@ -117,12 +117,12 @@ class RewardFunction(Verifier):
         results: list[Result | None] = []
         for value, eid, completion in zip(out, ids, completions):
             if isinstance(value, bool) or (value is not None and not isinstance(value, (int, float, Result, tuple))):
-                value = value  # _normalize names the bad type
+                value = value  # normalize_result names the bad type
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = Result(float(value), "")
                 self._warn_no_block()
             results.append(self.cap_block(
-                _normalize(value, f"{where}, example {eid!r}", task=task, verifier=self.name, example_id=eid,
+                normalize_result(value, f"{where}, example {eid!r}", task=task, verifier=self.name, example_id=eid,
                            completion=_text(completion), source=self.location)
             ))
         return results

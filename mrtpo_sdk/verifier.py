@@ -37,7 +37,16 @@ from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
 from .errors import display_path as _display_path
 
-__all__ = ["Result", "Verifier", "verifier", "VERIFIER_KINDS", "DEFAULT_TIME_LIMIT_S", "MAX_BLOCK_CHARS"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT_S",
+    "MAX_BLOCK_CHARS",
+    "VERIFIER_KINDS",
+    "Result",
+    "Verifier",
+    "cap_block",
+    "normalize_result",
+    "verifier",
+]
 
 #: Seconds one verifier call may take unless ``Verifier(time_limit=...)`` says otherwise.
 DEFAULT_TIME_LIMIT_S = 5.0
@@ -87,9 +96,9 @@ class Verifier:
             it, :meth:`score` raises :class:`~mrtpo_sdk.errors.VerifierTimeout`; in training the completion gets
             ``failure_reward`` and a block saying so, and the run goes on.
         failure_reward: the reward of a completion the verifier could not score in time (default 0.0).
-        max_block_chars: blocks longer than this are cut, with a note of how much was cut (default
-            :data:`MAX_BLOCK_CHARS`): model output copied into a block (an error message quoting a 50 KB query)
-            must not make the replay run 50 KB contexts.
+        max_block_chars: blocks longer than this are cut to this many characters, the last one "…"
+            (:func:`cap_block`; default :data:`MAX_BLOCK_CHARS`): model output copied into a block (an error
+            message quoting a 50 KB query) must not make the replay run 50 KB contexts.
 
     Raises:
         TypeError: ``fn`` is not callable.
@@ -201,7 +210,7 @@ class Verifier:
             ) from exc
         self._timeouts_in_a_row = self._skipped = 0  # it returned in time
         try:
-            result = _normalize(out, where, **ids)
+            result = normalize_result(out, where, **ids)
         except VerifierContractError as exc:
             if self.location:
                 exc.args = (f"{exc.args[0]} (verifier at {self.location})",)
@@ -209,16 +218,30 @@ class Verifier:
         return self.cap_block(result)
 
     def cap_block(self, result: Result | None) -> Result | None:
-        """``result`` with its block cut to ``max_block_chars`` (and a note saying how much was cut)."""
+        """``result`` with its block cut to ``max_block_chars`` characters (:func:`cap_block`)."""
         if result is None or len(result.block) <= self.max_block_chars:
             return result
-        cut = len(result.block) - self.max_block_chars
-        return Result(result.reward, result.block[: self.max_block_chars] + f" [... {cut} more characters cut]")
+        return Result(result.reward, cap_block(result.block, self.max_block_chars))
 
     def timeout_result(self, exc: VerifierTimeout) -> Result:
         """What training scores a completion that ran past the time limit: ``failure_reward`` and a block that
         says what happened."""
         return Result(self.failure_reward, f"Checking this answer took longer than {exc.seconds:g} s; it was stopped.")
+
+
+def cap_block(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked by a last character "…"; unchanged when it fits.
+
+    The one length cap of block text: :meth:`Verifier.score` applies it with the verifier's ``max_block_chars``;
+    verifiers that quote model output in their blocks (a SQLite error naming a token, a parameter value) apply it
+    with a smaller ``limit`` to that part.
+
+    Raises:
+        ValueError: ``limit`` < 1.
+    """
+    if limit < 1:
+        raise ValueError(f"cap_block: limit must be >= 1 character, got {limit!r}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _raised_at(exc: BaseException, source_file: str | None) -> str | None:
@@ -232,7 +255,17 @@ def _raised_at(exc: BaseException, source_file: str | None) -> str | None:
     return f"{_display_path(frame.filename)}:{frame.lineno}"
 
 
-def _normalize(out: Any, where: str, **ids: str) -> Result | None:
+def normalize_result(out: Any, where: str, **ids: str) -> Result | None:
+    """A verifier's return value as a :class:`Result` with a float reward (``None`` stays ``None``).
+
+    Args:
+        out: what the verifier returned: a :class:`Result`, a ``(reward, block)`` pair or ``None``.
+        where: the message prefix naming task, verifier and example.
+        ids: ``task``, ``verifier``, ``example_id`` ... for the error.
+
+    Raises:
+        VerifierContractError: several values, a non-float or non-finite reward, a block that is not a ``str``.
+    """
     if out is None:
         return None
     if isinstance(out, Result):

@@ -29,16 +29,16 @@ from mrtpo_sdk.evaluation import execution_accuracy
 from mrtpo_sdk.sql import SQLDataError, extract_sql, load_spider, results_match
 from mrtpo_sdk.sql.synthetic import synthetic_examples
 from mrtpo_sdk.sql.score import (
+    MAX_QUOTED_CHARS,
     SEMANTICS,
-    cap_block,
     format_error,
     reference_result,
     relevance_error,
     selects_only_constants,
-    run_cached,
     run_prediction,
     training_match,
 )
+from mrtpo_sdk.verifier import cap_block
 
 DATA = Path(__file__).parent / "data" / "sql"
 FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
@@ -112,7 +112,7 @@ def executes(example, completion):
     semantics = _semantics(example)
     run = run_prediction(str(example.db_path), answer.query, semantics)
     if not run.ok:
-        return Result(0.0, cap_block(run.error))
+        return Result(0.0, cap_block(run.error, MAX_QUOTED_CHARS))
     if semantics == "training":
         why = relevance_error(run, _reference(example, semantics).run)
         if why:
@@ -151,11 +151,6 @@ def _reference(example, semantics: str):
     if not gold.run.ok:
         raise SQLDataError(f"example {example.id}: its reference query fails ({gold.run.error}); fix it in the data")
     return gold
-
-
-def _execute(db_path: str, query: str):
-    """The databases are read-only, so a query's outcome is cached (in a cache bounded in bytes)."""
-    return run_cached(db_path, query)
 
 
 task = Task(

@@ -1,6 +1,5 @@
 """One flag style for every subcommand: snake_case as TRL spells it; the dashed spelling is accepted with a one-line
-deprecation note (silently for lint's ruff names); a deprecated alias of a flag works with a note; a typo is one line
-naming the closest flag."""
+deprecation note (silently for lint's ruff names); a typo is one line naming the closest flag."""
 
 from __future__ import annotations
 
@@ -31,14 +30,14 @@ def test_lint_takes_ruff_spellings_silently(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_explain_mrtpo_beta_and_its_deprecated_alias_beta(capsys):
+def test_explain_takes_mrtpo_beta_and_names_it_for_beta(capsys):
     from mrtpo_sdk.authoring.cli import explain_parser
 
     assert explain_parser().parse_args(["t.py", "--mrtpo_beta", "0.3"]).mrtpo_beta == 0.3
     assert capsys.readouterr().err == ""
-    assert explain_parser().parse_args(["t.py", "--beta", "0.2"]).mrtpo_beta == 0.2
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("note: --beta is deprecated; use --mrtpo_beta")
+    with pytest.raises(UsageError) as info:
+        explain_parser().parse_args(["t.py", "--beta", "0.2"])
+    assert str(info.value).startswith("unknown option: --beta (did you mean --mrtpo_beta?)")
 
 
 def test_a_typo_names_the_snake_case_flag():
@@ -68,28 +67,3 @@ def test_train_respells_dashed_flags_with_a_note(capsys):
         "note: --max-steps is deprecated; use --max_steps",
         "note: --mrtpo-beta is deprecated; use --mrtpo_beta",
     ]
-
-
-def test_a_deprecated_alias_and_its_flag_that_disagree_are_one_line(capsys):
-    from mrtpo_sdk.authoring.cli import explain_parser
-
-    with pytest.raises(UsageError) as info:
-        explain_parser().parse_args(["t.py", "--beta", "0.3", "--mrtpo_beta", "0.9"])
-    assert str(info.value) == "--beta 0.3 and --mrtpo_beta 0.9 disagree: --beta is the old name of --mrtpo_beta; " \
-                              "give --mrtpo_beta only"
-    with pytest.raises(UsageError, match=r"^--beta 0\.3 and --mrtpo_beta 0\.9 disagree"):
-        explain_parser().parse_args(["t.py", "--mrtpo_beta=0.9", "--beta=0.3"])
-    capsys.readouterr()
-    # the same value under both names: no conflict (0.30 is 0.3), the deprecation note only
-    assert explain_parser().parse_args(["t.py", "--beta", "0.30", "--mrtpo_beta", "0.3"]).mrtpo_beta == 0.3
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("note: --beta is deprecated; use --mrtpo_beta")
-
-
-def test_explain_beta_and_mrtpo_beta_disagreeing_is_one_error_line(capsys):
-    from mrtpo_sdk.cli import main
-
-    assert main(["explain", "tasks/sql.py", "--beta", "0.3", "--mrtpo_beta", "0.9"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["error: --beta 0.3 and --mrtpo_beta 0.9 disagree: --beta is the old name of --mrtpo_beta; "
-                   "give --mrtpo_beta only"]

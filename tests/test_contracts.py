@@ -228,7 +228,7 @@ def constant_task(tmp_path, monkeypatch):
 
 
 def test_a_constant_verifier_is_a_warning_in_lint_check_and_preflight(tmp_path, monkeypatch, capsys):
-    from mrtpo_sdk.authoring.contracts import preflight
+    from mrtpo_sdk.authoring.verifier_checks import preflight
 
     path, text = constant_task(tmp_path, monkeypatch)
     rc, out, _ = run(capsys, "lint", path, "-q")
@@ -305,7 +305,7 @@ def test_a_rule_that_fails_in_the_preflight_is_a_warning_line_too(tmp_path, monk
 
 
 def test_a_verifier_that_varies_or_is_logged_only_is_not_constant(tmp_path, monkeypatch, capsys):
-    from mrtpo_sdk.authoring.contracts import preflight
+    from mrtpo_sdk.authoring.verifier_checks import preflight
 
     path, _ = write_task(tmp_path, monkeypatch)
     task = load_task(path)
@@ -334,7 +334,8 @@ MUTATION = (
 
 
 def test_a_verifier_that_changes_its_example_fails_lint_check_and_preflight(tmp_path, monkeypatch, capsys):
-    from mrtpo_sdk.authoring.contracts import ExampleMutatedError, preflight
+    from mrtpo_sdk.authoring.verifier_checks import preflight
+    from mrtpo_sdk.example_mutation import ExampleMutatedError
 
     path, text = write_task(tmp_path, monkeypatch, replace=MUTATES)
     rc, out, _ = run(capsys, "lint", path, "-q")
@@ -377,7 +378,8 @@ class _Plain:
 
 
 def test_changed_names_the_first_difference():
-    from mrtpo_sdk.authoring.contracts import ExampleMutatedError, changed, score_unmutated, snapshot
+    from mrtpo_sdk.authoring.verifier_checks import score_unmutated
+    from mrtpo_sdk.example_mutation import ExampleMutatedError, changed, snapshot
 
     ex = _Example("e1", ["a"])
     before = snapshot(ex)

@@ -12,7 +12,7 @@ from mrtpo_sdk.errors import VerifierTimeout
 from mrtpo_sdk.reward_functions import RewardFunction
 from mrtpo_sdk.trainer import MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
-from mrtpo_sdk.verifier import DEFAULT_TIME_LIMIT_S, MAX_BLOCK_CHARS
+from mrtpo_sdk.verifier import DEFAULT_TIME_LIMIT_S, MAX_BLOCK_CHARS, cap_block
 
 from .test_trainer import config, tiny_policy
 
@@ -72,11 +72,22 @@ def test_a_verifier_past_its_limit_is_one_line():
 def test_blocks_are_capped():
     huge = verifier(lambda ex, c: Result(0.0, "x" * 50_000), name="huge")
     block = huge.score({"id": 1}, "c").block
-    assert len(block) < MAX_BLOCK_CHARS + 40 and block.endswith(f"[... {50_000 - MAX_BLOCK_CHARS} more characters cut]")
+    assert MAX_BLOCK_CHARS == 2000 and block == "x" * (MAX_BLOCK_CHARS - 1) + "…"
     small = verifier(lambda ex, c: Result(0.0, "y" * 30), name="small", max_block_chars=10)
-    assert small.score({"id": 1}, "c").block == "y" * 10 + " [... 20 more characters cut]"
+    assert small.score({"id": 1}, "c").block == "y" * 9 + "…"
+    fits = verifier(lambda ex, c: Result(0.0, "y" * 10), name="fits", max_block_chars=10)
+    assert fits.score({"id": 1}, "c").block == "y" * 10
     batched = RewardFunction(lambda completions, **kw: [Result(1.0, "z" * 3000)] * len(completions), name="b")
-    assert len(batched.score_batch([{"id": 1}], ["p"], ["c"])[0].block) < MAX_BLOCK_CHARS + 40
+    assert batched.score_batch([{"id": 1}], ["p"], ["c"])[0].block == "z" * (MAX_BLOCK_CHARS - 1) + "…"
+
+
+def test_cap_block_cuts_to_the_limit_with_an_ellipsis():
+    assert cap_block("abcdef", 4) == "abc…"
+    assert cap_block("abcd", 4) == "abcd"
+    assert cap_block("ab", 1) == "…"
+    assert cap_block("x" * 2001) == "x" * 1999 + "…"
+    with pytest.raises(ValueError, match="limit must be >= 1"):
+        cap_block("abc", 0)
 
 
 def test_training_scores_a_timed_out_completion_as_failure_and_goes_on(tmp_path, caplog):

@@ -6,7 +6,7 @@ for SQL, 13–15% for tool calling, and an end-phrase constraint puts 40% of its
 token a little (or nothing at all) gives a share near 1.
 
 Pure tensor functions, no model: used by ``mrtpo-sdk explain`` and logged during training as
-``concentration/<reward>`` in ``metrics.jsonl`` (both through :mod:`mrtpo_sdk.credit_view`).
+``concentration/<reward>`` in ``metrics.jsonl`` (both through :mod:`mrtpo_sdk.credit_page`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from ._checks import as_bool_mask, require_float, require_ndim
-from .redistribution import _cap_terms, _normalize, redistribute
+from .redistribution import normalize_with_std, redistribute, second_moment_cap_terms
 from .weights import token_weights
 
 __all__ = ["MRTPOStats", "mrtpo_token_advantages"]
@@ -88,10 +88,10 @@ def mrtpo_token_advantages(advantages: Tensor, q: Tensor, mask: Tensor, replayed
     rep = as_bool_mask("replayed", replayed, (b, k), "(B, K)").to(q.device)
     w = token_weights(q, valid, rep, beta_n)
     _, u, d = redistribute(advantages, w, valid)
-    s, num, den = _cap_terms(u, d, valid, all_reduce)
+    s, num, den = second_moment_cap_terms(u, d, valid, all_reduce)
     zero = torch.zeros((), dtype=d.dtype, device=d.device)
     s_tilde = torch.where(valid, u[:, None] + s * d, zero)
-    out, std = _normalize(s_tilde, valid, eps, all_reduce)
+    out, std = normalize_with_std(s_tilde, valid, eps, all_reduce)
     num_replayed = int(rep.sum())
     num_pairs = b * k
     stats = MRTPOStats(

@@ -23,7 +23,13 @@ from torch import Tensor
 
 from ._checks import as_bool_mask, compute_dtype, require_float, require_float_scalar, require_ndim
 
-__all__ = ["redistribute", "second_moment_cap", "normalize_token_advantages"]
+__all__ = [
+    "normalize_token_advantages",
+    "normalize_with_std",
+    "redistribute",
+    "second_moment_cap",
+    "second_moment_cap_terms",
+]
 
 AllReduce = Callable[[Tensor], Tensor]
 
@@ -84,7 +90,11 @@ def redistribute(advantages: Tensor, w: Tensor, mask: Tensor) -> tuple[Tensor, T
     return s, u, d
 
 
-def _cap_terms(u: Tensor, d: Tensor, mask: Tensor, all_reduce: AllReduce | None) -> tuple[Tensor, Tensor, Tensor]:
+def second_moment_cap_terms(u: Tensor, d: Tensor, mask: Tensor,
+                            all_reduce: AllReduce | None) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`second_moment_cap` with its two sums: ``(s, sum_j T_j U_j^2, sum_{j,t} D_{j,t}^2)``, three 0-dim
+    tensors (float64 if ``u`` or ``d`` is float64 else float32). Arguments and errors as
+    :func:`second_moment_cap`."""
     require_float("U", u)
     require_float("D", d)
     require_ndim("U", u, 1, "(B,)")
@@ -129,11 +139,14 @@ def second_moment_cap(U: Tensor, D: Tensor, mask: Tensor,
     Raises:
         ValueError: shape mismatches, non-float inputs, NaN/inf, bad mask values, bad ``all_reduce`` output.
     """
-    s, _, _ = _cap_terms(U, D, mask, all_reduce)
+    s, _, _ = second_moment_cap_terms(U, D, mask, all_reduce)
     return s
 
 
-def _normalize(s_tilde: Tensor, mask: Tensor, eps: float, all_reduce: AllReduce | None) -> tuple[Tensor, Tensor]:
+def normalize_with_std(s_tilde: Tensor, mask: Tensor, eps: float,
+                       all_reduce: AllReduce | None) -> tuple[Tensor, Tensor]:
+    """:func:`normalize_token_advantages` with the std it divided by: ``((B, T) advantages, 0-dim std)``.
+    Arguments and errors as :func:`normalize_token_advantages`."""
     require_float("S_tilde", s_tilde)
     require_ndim("S_tilde", s_tilde, 2, "(B, T)")
     eps = require_float_scalar("eps", eps, lo=0.0, lo_open=True)
@@ -175,5 +188,5 @@ def normalize_token_advantages(S_tilde: Tensor, mask: Tensor, eps: float = 1e-4,
     Raises:
         ValueError: bad shapes, non-float input, NaN/inf at valid positions, ``eps <= 0``, bad mask values.
     """
-    out, _ = _normalize(S_tilde, mask, eps, all_reduce)
+    out, _ = normalize_with_std(S_tilde, mask, eps, all_reduce)
     return out

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MRTPOError, VerifierError
+from ..example_mutation import ExampleMutatedError, snapshot
 from ..task import Task, example_id
-from .contracts import ExampleMutatedError, score_unmutated, snapshot
+from .verifier_checks import score_unmutated
 
-__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "check_prompts", "render_report", "run_check"]
+__all__ = ["CheckReport", "ProbeStats", "VerifierStats", "check_prompts", "render_report", "report_json", "run_check"]
 
 PROBE_ORDER = ("reference", "empty", "no-markup", "truncated", "other-reference")
 
@@ -107,7 +108,7 @@ class CheckReport:
     def warnings(self) -> list[str]:
         """One line per verifier whose reward never changed with the completion (``lint``'s MRT014); they do
         not make the check fail."""
-        from .contracts import constant_reward_message, probe_description
+        from .verifier_checks import constant_reward_message, probe_description
 
         out = []
         for v in self.verifiers:

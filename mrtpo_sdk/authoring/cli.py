@@ -86,7 +86,6 @@ def explain_parser() -> ArgumentParser:
         "--mrtpo_beta", type=float, default=0.5, help="MRTPO's redistribution strength for w_k,t, as train's "
         "--mrtpo_beta (default: 0.5)"
     )
-    p.add_renamed("--beta", "--mrtpo_beta", " (MRTPO's beta; train's --beta is TRL's KL coefficient)")
     p.add_argument(
         "--temperature",
         type=float,

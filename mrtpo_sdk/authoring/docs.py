@@ -118,7 +118,7 @@ def cli_markdown() -> str:
         "deprecation note on stderr; `lint` and `rule` take ruff's dashed names (`--extend-select`, `--output-format`, "
         "`--force-exclude`, ...) silently, so pre-commit hooks and scripts written for ruff keep working as they are. "
         "`explain` spells MRTPO's redistribution strength `--mrtpo_beta`, as train does (where `--beta` is TRL's KL "
-        "coefficient); `explain --beta` is accepted as a deprecated alias, with a note. A mistyped flag is one `error:` line naming the closest one (did you mean ...?).",
+        "coefficient). A mistyped flag is one `error:` line naming the closest one (did you mean ...?).",
         "",
         "| command | what it does |",
         "|---|---|",

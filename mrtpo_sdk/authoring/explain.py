@@ -10,7 +10,7 @@ token ids after ``P_all`` and after each ``P_\\k``. It writes
 * a JSON file with every number, including the concentration statistic
   (:mod:`mrtpo_sdk.algorithms.concentration`).
 
-The page, the PNG and the JSON are the credit view (:mod:`mrtpo_sdk.credit_view`), shared with training's
+The page, the PNG and the JSON are the credit page (:mod:`mrtpo_sdk.credit_page`), shared with training's
 ``credit-step<N>.html`` pages.
 
 Unlike training, every reward with a non-empty block is replayed here, whatever the group variance would have been
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..algorithms.concentration import token_share_for_mass
-from ..credit_view import (
+from ..credit_page import (
     MASS,
     Explanation,
     RewardRow,

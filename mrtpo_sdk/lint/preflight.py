@@ -1,7 +1,7 @@
 """The lint rules as ``train``'s preflight warnings: one line per finding on the task about to be trained.
 
 ``train`` calls :func:`lint_warnings` before it builds a model, next to the contract checks of
-:func:`mrtpo_sdk.authoring.contracts.preflight`; the run goes on whatever it finds.
+:func:`mrtpo_sdk.authoring.verifier_checks.preflight`; the run goes on whatever it finds.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Per sampled example: the reference, ``empty``, ``no-markup``, ``truncated``, ``other-reference``, and the probes
 the task file declares (``lint_probes(example)`` and/or ``PROBES``). Public: :mod:`mrtpo_sdk.lint.runner`,
-:mod:`mrtpo_sdk.authoring.check` and :mod:`mrtpo_sdk.authoring.contracts` use the same ones.
+:mod:`mrtpo_sdk.authoring.check` and :mod:`mrtpo_sdk.authoring.verifier_checks` use the same ones.
 """
 
 from __future__ import annotations

@@ -237,8 +237,9 @@ def _run_all(
 ):
     """``table[i][p][k]``: verifier ``k`` on probe ``p`` of example ``i``: a Result, None, or the VerifierError.
     A verifier that changed its example keeps its result in the table; the
-    :class:`~mrtpo_sdk.authoring.contracts.ExampleMutatedError` goes to ``mutations`` (for MRT009)."""
-    from ..authoring.contracts import ExampleMutatedError, score_unmutated, snapshot
+    :class:`~mrtpo_sdk.example_mutation.ExampleMutatedError` goes to ``mutations`` (for MRT009)."""
+    from ..authoring.verifier_checks import score_unmutated
+    from ..example_mutation import ExampleMutatedError, snapshot
 
     table: list[list[list[Any]]] = [[[] for _ in probes[i]] for i in range(len(examples))]
     for i in order:

@@ -1,4 +1,5 @@
-"""Policies for MRTPO training: the embedded, offline-buildable default policy."""
+"""Policies for MRTPO training: the embedded, offline-buildable default policy (:mod:`.default`), and any
+causal LM from a run folder, a model folder or the Hub (:func:`load_pretrained`, :mod:`.pretrained`)."""
 
 from .default import (
     CHAT_TEMPLATE,
@@ -17,6 +18,7 @@ from .default import (
     read_manifest,
     warm_start,
 )
+from .pretrained import load_pretrained
 
 __all__ = [
     "CHAT_TEMPLATE",
@@ -32,6 +34,7 @@ __all__ = [
     "default_cache_dir",
     "default_policy",
     "load_policy",
+    "load_pretrained",
     "read_manifest",
     "warm_start",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FencedSQL", "extract_sql", "FENCE", "SQL_TAG"]
+__all__ = ["FencedSQL", "extract_sql", "fence_tag_end", "FENCE", "SQL_TAG"]
 
 FENCE = "```"
 SQL_TAG = "sql"
@@ -48,7 +48,7 @@ class FencedSQL:
         return self.query is not None
 
 
-def _tag_end(text: str, start: int) -> int:
+def fence_tag_end(text: str, start: int) -> int:
     """End index of the fence tag starting at ``start`` (letters, digits, ``_+-.#``)."""
     i, n = start, len(text)
     while i < n and (text[i].isalnum() or text[i] in "_+-.#"):
@@ -84,7 +84,7 @@ def extract_sql(completion: str) -> FencedSQL:
         i = tag_start
         while i < n and completion[i] in " \t":
             i += 1
-        tag_end = _tag_end(completion, i)
+        tag_end = fence_tag_end(completion, i)
         tag = completion[i:tag_end]
         close = completion.find(FENCE, tag_end)
         if tag.lower() == SQL_TAG:

@@ -62,6 +62,7 @@ from pathlib import Path
 __all__ = [
     "ExecutionResult",
     "execute_sql",
+    "first_keyword",
     "close_cached_connections",
     "close_worker",
     "DEFAULT_TIMEOUT_S",
@@ -231,14 +232,6 @@ def _fold(name: str) -> str:
     return name.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass") if not name.islower() else name
 
 
-def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:
-    """SQLite authorizer: allow reads only, recording nothing; see the module docstring."""
-    return _Deadline.authorize(_NO_RECORD, action, arg1, arg2, db_name, trigger)
-
-
-_NO_RECORD = _Deadline()
-
-
 class _Cached:
     __slots__ = ("conn", "deadline", "signature")
 
@@ -349,7 +342,7 @@ def _skip_trivia(text: str, i: int) -> int:
     return n
 
 
-def _first_keyword(text: str) -> str:
+def first_keyword(text: str) -> str:
     """The first word of the statement, skipping comments and opening parentheses ("" if none)."""
     i = _skip_trivia(text, 0)
     while i < len(text) and text[i] == "(":
@@ -396,7 +389,7 @@ def _precheck(query: object, max_query_chars: int) -> str:
         query.encode("utf-8")
     except UnicodeEncodeError:
         return "query is not valid UTF-8 text (it contains an unpaired surrogate)"
-    first = _first_keyword(query)
+    first = first_keyword(query)
     if first == "" or first == ";":
         return "empty query: the text holds no SQL statement"
     if first in _REFUSED_FIRST_KEYWORDS:

@@ -33,7 +33,7 @@ Ties are detected at scoring time: the reference is run once more without its ``
 ordering keys as extra columns (sqlglot rewrites it; the rewrite is used only when it reproduces the reference's
 rows), and the groups of tied rows around the cut are kept with the reference.
 
-Blocks that quote model output are capped at :data:`MAX_BLOCK_CHARS` characters. Every cache here is bounded in
+Blocks that quote model output are capped at :data:`MAX_QUOTED_CHARS` characters. Every cache here is bounded in
 bytes (:class:`ResultCache`).
 """
 
@@ -48,17 +48,18 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .compare import _exact_key, gold_is_ordered, greedy_rows_match, results_match
-from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
-from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
+from ..verifier import cap_block
+from .execution_match import exact_key, gold_is_ordered, greedy_rows_match, results_match
+from .parse import FENCE, SQL_TAG, extract_sql, fence_tag_end
+from .sandbox import ExecutionResult, execute_sql, first_keyword, strip_trailing_semicolons
 
 __all__ = [
     "SEMANTICS",
     "DEFAULT_SEMANTICS",
-    "MAX_BLOCK_CHARS",
+    "MAX_QUOTED_CHARS",
+    "RESULT_CACHE",
     "ResultCache",
     "ReferenceResult",
-    "cap_block",
     "check_semantics",
     "format_error",
     "official_statement_error",
@@ -66,6 +67,8 @@ __all__ = [
     "PERTURBED_MISMATCH",
     "reference_result",
     "relevance_error",
+    "run_cached",
+    "run_prediction",
     "selects_only_constants",
     "training_match",
     "training_mismatch",
@@ -75,8 +78,9 @@ __all__ = [
 
 SEMANTICS = ("training", "official")
 DEFAULT_SEMANTICS = "training"
-#: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…".
-MAX_BLOCK_CHARS = 300
+#: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…"
+#: (:func:`mrtpo_sdk.verifier.cap_block`), well below a verifier's own ``max_block_chars``.
+MAX_QUOTED_CHARS = 300
 _PERMUTATIONS_TRIED = 24
 
 
@@ -85,11 +89,6 @@ def check_semantics(semantics: str) -> str:
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
     return semantics
-
-
-def cap_block(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters (the cut is marked with "…")."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---- caches bounded in bytes ------------------------------------------------------------------------------------
@@ -147,13 +146,14 @@ class ResultCache:
             self._bytes = 0
 
 
-_results = ResultCache()
+#: The cache :func:`run_cached` uses unless given another.
+RESULT_CACHE = ResultCache()
 _references = ResultCache(max_bytes=32_000_000, max_entry_bytes=4_000_000, max_entries=4096)
 
 
 def run_cached(db_path: str, query: str, cache: ResultCache | None = None) -> ExecutionResult:
     """:func:`execute_sql` with its outcome cached (the databases are read-only) in a byte-bounded cache."""
-    cache = _results if cache is None else cache
+    cache = RESULT_CACHE if cache is None else cache
     key = (db_path, query)
     hit = cache.get(key)
     if hit is not None:
@@ -179,7 +179,7 @@ def _sql_fence_layout(completion: str) -> tuple[bool, bool] | None:
         i = tag_start
         while i < n and completion[i] in " \t":
             i += 1
-        tag_end = _tag_end(completion, i)
+        tag_end = fence_tag_end(completion, i)
         close = completion.find(FENCE, tag_end)
         if completion[i:tag_end].lower() == SQL_TAG and close >= 0:
             j = tag_end
@@ -210,7 +210,7 @@ def format_error(completion: object, semantics: str = DEFAULT_SEMANTICS) -> str:
         return "a ```sql fence whose opening line holds more than the tag (the query starts on the next line)"
     if layout is not None and not layout[1]:
         return "a ```sql fence whose closing ``` does not start a line"
-    first = _first_keyword(answer.query or "")
+    first = first_keyword(answer.query or "")
     if first not in ("SELECT", "WITH", "VALUES"):
         return "a ```sql fence that holds no query (it does not start with SELECT, WITH or VALUES)"
     return ""
@@ -665,7 +665,7 @@ def _tie_segments(db_path: str, sql: str, gold: ExecutionResult, ordered: bool) 
         return None
     groups: list[tuple[tuple, list[tuple]]] = []
     for r in rows:
-        key = tuple(_exact_key(r[i]) for i in key_columns)
+        key = tuple(exact_key(r[i]) for i in key_columns)
         if groups and groups[-1][0] == key:
             groups[-1][1].append(r[:width])
         else:
@@ -711,8 +711,8 @@ def _sub_bag(part: Sequence[tuple], pool: Sequence[tuple], float_tol: float) -> 
     """Every row of ``part`` matched to a distinct row of ``pool`` (exact first, then greedy with tolerance)."""
     if len(part) > len(pool):
         return False
-    want = Counter(tuple(map(_exact_key, r)) for r in part)
-    have = Counter(tuple(map(_exact_key, r)) for r in pool)
+    want = Counter(tuple(map(exact_key, r)) for r in part)
+    have = Counter(tuple(map(exact_key, r)) for r in pool)
     if not want - have:
         return True
     if len(pool) > 2_000:
@@ -755,7 +755,7 @@ def _coarse(value: object) -> object:
         return ("n", float(f"{f:.4g}")) if math.isfinite(f) else ("n", str(f))
     if isinstance(value, bool):
         return ("n", float(value))
-    return _exact_key(value)
+    return exact_key(value)
 
 
 def _permutations(pred: Sequence[tuple], gold_pool: Sequence[tuple], width: int, exact_bag: bool):

@@ -44,6 +44,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from mrtpo_sdk.toolcall.parse import ToolCall, declines_to_call, response_calls
+from mrtpo_sdk.verifier import cap_block
 
 __all__ = [
     "SEMANTICS",
@@ -615,8 +616,9 @@ def _n(k: int, word: str) -> str:
     return f"{k} {word}{'' if k == 1 else 's'}"
 
 
-def _short(s: str, limit: int = 120) -> str:
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+def _short(s: str) -> str:
+    """A quoted value or schema message in a block: at most 120 characters."""
+    return cap_block(s, 120)
 
 
 class _Frozen:

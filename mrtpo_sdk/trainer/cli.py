@@ -412,7 +412,7 @@ def run_training(
     from .trainer import reward_weights
 
     reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
-    from ..authoring.contracts import preflight
+    from ..authoring.verifier_checks import preflight
     from ..lint.preflight import lint_warnings
 
     for line in preflight(task, examples, task_file=task_file) + lint_warnings(task, examples, task_file):
@@ -617,7 +617,7 @@ def run_training(
             print(f"curves:  {out / 'rewards.png'}")
         if (out / "samples.jsonl").exists():
             print(f"samples: {out / 'samples.jsonl'}")
-        from .credit import credit_pages_line
+        from .credit_logging import credit_pages_line
 
         credit_line = credit_pages_line(out)
         if credit_line:

@@ -47,7 +47,8 @@ class MRTPOConfig(GRPOConfig):
     Logging:
         log_samples_steps (`int`, defaults to 5): every N steps, write a few sampled completions with their rewards
             and blocks to ``samples.jsonl`` in ``output_dir`` and, for MRTPO, ``credit-step<N>.html`` (the first
-            replayed completion's tokens shaded by ``q_{k,t}``, see :mod:`mrtpo_sdk.trainer.credit`) (0 = never).
+            replayed completion's tokens shaded by ``q_{k,t}``, see :mod:`mrtpo_sdk.trainer.credit_logging`)
+            (0 = never).
         num_samples_to_log (`int`, defaults to 2): completions written each time.
         plot_rewards (`bool`, defaults to True): write ``rewards.png`` (each reward vs step) at the end.
 

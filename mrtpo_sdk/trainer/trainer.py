@@ -35,14 +35,14 @@ from ..algorithms import (
     replay_pairs,
     smoothstep_beta,
 )
-from ..contract import ExampleMutatedError, changed, mutation_message, snapshot
 from ..errors import MRTPOError, VerifierError, VerifierTimeout
+from ..example_mutation import ExampleMutatedError, changed, mutation_message, snapshot
 from ..prompting import completion_text
 from ..replay import replay_relevance
 from ..task import Task, example_id, with_ids
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
 from .config import MRTPOConfig
-from .credit import log_credit
+from .credit_logging import log_credit
 from .runs import prepare_output_dir, resolve_checkpoint
 
 __all__ = ["MRTPOTrainer", "prompts_per_step", "require_enough_examples", "reward_weights", "task_dataset"]

@@ -122,7 +122,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     # ---- instance attributes set by GRPOTrainer.__init__
     Attribute("GRPOTrainer", "_metrics", 'dict {"train": defaultdict(list), "eval": defaultdict(list)}; log() '
               "averages each list (NaN skipped) and clears it",
-              f"{_T} (unscorable_completions, time/*, mrtpo/*) and trainer.credit (concentration/*)"),
+              f"{_T} (unscorable_completions, time/*, mrtpo/*) and trainer.credit_logging (concentration/*)"),
     Attribute("GRPOTrainer", "_tokenizer", "the tokenizer (processing_class, or processing_class.tokenizer)",
               f"{_T}._mrtpo_advantages (pad_token_id for the replay)"),
     Attribute("GRPOTrainer", "reward_weights", "float tensor (K,) used by TRL's `reward` statistic",
@@ -130,7 +130,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     Attribute("GRPOTrainer", "num_generations", "int, completions per prompt in training", f"{_T} (group size)"),
     Attribute("GRPOTrainer", "num_generations_eval", "int, completions per prompt in TRL's evaluation",
               f"{_T}._generate_and_score_completions (group size in eval mode)"),
-    Attribute("GRPOTrainer", "temperature", "float", f"{_T} (evaluation, replay) and trainer.credit"),
+    Attribute("GRPOTrainer", "temperature", "float", f"{_T} (evaluation, replay) and trainer.credit_logging"),
     Attribute("GRPOTrainer", "top_p", "float", f"{_T}.evaluate"),
     Attribute("GRPOTrainer", "max_completion_length", "int", f"{_T}.evaluate"),
     # ---- config fields

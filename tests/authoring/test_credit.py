@@ -1,4 +1,4 @@
-"""Training-time credit statistics (mrtpo_sdk.trainer.credit) on a hand-made replay, without a model."""
+"""Training-time credit statistics (mrtpo_sdk.trainer.credit_logging) on a hand-made replay, without a model."""
 
 import html
 import math
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from mrtpo_sdk import Result, Task, verifier
-from mrtpo_sdk.trainer.credit import log_credit
+from mrtpo_sdk.trainer.credit_logging import log_credit
 
 
 @verifier(kind="format")
@@ -103,7 +103,7 @@ def test_page_says_which_policy_sampled_the_step(tmp_path):
 
 
 def test_credit_pages_sort_by_step_and_the_summary_line_counts_them(tmp_path):
-    from mrtpo_sdk.trainer.credit import credit_pages, credit_pages_line
+    from mrtpo_sdk.trainer.credit_logging import credit_pages, credit_pages_line
 
     assert credit_pages_line(tmp_path) is None
     (tmp_path / "credit-step5.html").write_text("page")
@@ -127,7 +127,7 @@ def _contrast(text: str, rgb, alpha: float) -> float:
 
 
 def test_token_text_reads_on_its_shade_and_weights_are_separated(tmp_path):
-    from mrtpo_sdk.credit_view import HUES, text_colour
+    from mrtpo_sdk.credit_page import HUES, text_colour
 
     assert text_colour((33, 102, 172), 1.0) == "#ffffff"  # the darkest blue cell: white text
     assert text_colour((33, 102, 172), 0.1) == "#000000"  # a pale cell: black text

@@ -20,6 +20,8 @@ from sqlglot import exp
 
 from pathlib import Path
 
+from mrtpo_sdk.sql import run_cached
+
 from .conftest import fence
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -203,7 +205,7 @@ def test_search_for_refused_rewrites_finds_none_under_training(sql_task, data):
     for kind, query in rewrites(example.query, rnd).items():
         if kind == "aliases" and ("ORDER BY" in example.query.upper()):
             query = query  # aliases may shadow ORDER BY names: still the same result in SQLite
-        run = sql_task.run_cached(str(example.db_path), query)
+        run = run_cached(str(example.db_path), query)
         if not run.ok:  # a rewrite sqlglot could not express in SQLite is not a finding
             continue
         got = _rewards(sql_task, example, fence(query))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mrtpo_sdk.errors import MRTPOError
-from mrtpo_sdk.sql.compare import gold_is_ordered, results_match
+from mrtpo_sdk.sql.execution_match import gold_is_ordered, results_match
 from mrtpo_sdk.sql.data import (
     CATEGORIES,
     SQLDataError,

@@ -144,14 +144,14 @@ def test_result_cache_is_bounded_in_bytes():
     assert cache.get(("db", "huge")) is None  # larger than one entry may be: not kept
 
 
-def test_task_cache_keeps_no_big_result(sql_task, db):
+def test_result_cache_keeps_no_big_result(db):
     from mrtpo_sdk.sql import score
 
     big = "SELECT " + ", ".join("zeroblob(30000)" for _ in range(200))  # 6 MB: above the 4 MB entry limit
-    res = sql_task._execute(str(db), big)
+    res = score.run_prediction(str(db), big, "training")  # as the SQL task's verifiers run a completion
     assert res.ok and res.nbytes > 4_000_000
-    assert score._results.get((str(db), big)) is None
-    assert score._results.nbytes <= score._results.max_bytes
+    assert score.RESULT_CACHE.get((str(db), big)) is None
+    assert score.RESULT_CACHE.nbytes <= score.RESULT_CACHE.max_bytes
 
 
 _pieces = st.sampled_from([

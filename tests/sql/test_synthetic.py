@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mrtpo_sdk.sql.compare import gold_is_ordered
+from mrtpo_sdk.sql.execution_match import gold_is_ordered
 from mrtpo_sdk.sql.data import load_spider, query_categories
 from mrtpo_sdk.sql.sandbox import execute_sql
 from mrtpo_sdk.sql.synthetic import _valid, synthetic_examples, synthetic_pairs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...authoring.contracts import constant_reward_message, probe_description
+from ...authoring.verifier_checks import constant_reward_message, probe_description
 from ...verifier import Result
 from ..model import Finding, Rule, TaskContext
 
@@ -50,7 +50,7 @@ class ConstantReward(Rule):
     ## References
     - The MRTPO paper (Zhai et al., arXiv:2610.21439): each reward's advantage is computed within its group of
       completions (as in GDPO), so only a reward that varies between completions carries a learning signal.
-    - `mrtpo_sdk.authoring.contracts`: the check that ``lint``, ``check`` and ``train`` share.
+    - `mrtpo_sdk.authoring.verifier_checks`: the check that ``lint``, ``check`` and ``train`` share.
     """
 
     code = "MRT014"

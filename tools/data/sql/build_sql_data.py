@@ -24,7 +24,7 @@ from databases import DATABASES  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
-from mrtpo_sdk.sql.compare import gold_is_ordered, results_match  # noqa: E402
+from mrtpo_sdk.sql.execution_match import gold_is_ordered, results_match  # noqa: E402
 from mrtpo_sdk.sql.sandbox import execute_sql  # noqa: E402
 
 DEV_EVERY = 5

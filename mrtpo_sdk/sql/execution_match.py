@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import sqlglot
 from sqlglot import exp
 
-__all__ = ["results_match", "gold_is_ordered", "values_equal"]
+__all__ = ["exact_key", "gold_is_ordered", "greedy_rows_match", "results_match", "values_equal"]
 
 _GREEDY_LIMIT = 2_000
 
@@ -82,7 +82,7 @@ def _sort_key(value: object) -> tuple:
     return (4, repr(value))
 
 
-def _exact_key(value: object) -> object:
+def exact_key(value: object) -> object:
     """Hashable key that is equal exactly when two cells are equal without tolerance."""
     if _is_number(value):
         if isinstance(value, float) and value.is_integer():
@@ -130,7 +130,7 @@ def results_match(
     if ordered:
         return all(_rows_equal(p, g, float_tol) for p, g in zip(pred, gold))
     # Fast path: exact bag equality (also exact for int vs integral float).
-    if Counter(tuple(map(_exact_key, r)) for r in pred) == Counter(tuple(map(_exact_key, r)) for r in gold):
+    if Counter(tuple(map(exact_key, r)) for r in pred) == Counter(tuple(map(exact_key, r)) for r in gold):
         return True
 
     def key(row: tuple) -> tuple:

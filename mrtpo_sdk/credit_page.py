@@ -1,7 +1,7 @@
-"""The credit view: one completion's tokens with, per reward, ``q_{k,t}``, ``w_{k,t}``, the block and the reward.
+"""The credit page: one completion's tokens with, per reward, ``q_{k,t}``, ``w_{k,t}``, the block and the reward.
 
-The same view serves ``mrtpo-sdk explain`` (:mod:`mrtpo_sdk.authoring.explain`) and the training-time
-``credit-step<N>.html`` pages (:mod:`mrtpo_sdk.trainer.credit`). It takes plain rows (lists and floats, no
+The same renderer serves ``mrtpo-sdk explain`` (:mod:`mrtpo_sdk.authoring.explain`) and the training-time
+``credit-step<N>.html`` pages (:mod:`mrtpo_sdk.trainer.credit_logging`). It takes plain rows (lists and floats, no
 model, no trainer) and renders them as
 
 * an HTML page (self-contained: inline CSS, no scripts, no network assets) with one row per reward: the

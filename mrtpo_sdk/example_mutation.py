@@ -1,6 +1,6 @@
-"""The verifier's read-only contract on its example, shared by ``lint``, ``check`` (through
-:mod:`mrtpo_sdk.authoring.contracts`) and the trainer, which scores every completion of a group against the same
-example object: :func:`snapshot` before scoring, :func:`changed` after, :class:`ExampleMutatedError` when they
+"""Example mutation: a verifier must only read its example. Shared by ``lint``, ``check`` (through
+:mod:`mrtpo_sdk.authoring.verifier_checks`) and the trainer, which scores every completion of a group against the
+same example object: :func:`snapshot` before scoring, :func:`changed` after, :class:`ExampleMutatedError` when they
 differ. Nothing here imports torch.
 """
 

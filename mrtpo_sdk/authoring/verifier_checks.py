@@ -19,19 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..contract import ExampleMutatedError, changed, mutation_message, snapshot
 from ..errors import MRTPOError, VerifierError
+from ..example_mutation import ExampleMutatedError, changed, mutation_message, snapshot
 from ..task import Task, example_id
 from ..verifier import Result, Verifier
 
-__all__ = [
-    "ExampleMutatedError",
-    "changed",
-    "constant_reward_message",
-    "preflight",
-    "score_unmutated",
-    "snapshot",
-]
+__all__ = ["constant_reward_message", "preflight", "probe_description", "score_unmutated"]
 
 def score_unmutated(
     verifier: Verifier,

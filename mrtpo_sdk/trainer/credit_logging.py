@@ -7,7 +7,7 @@ Called from :meth:`MRTPOTrainer._mrtpo_advantages` after the replay (MRTPO only)
   where the reward had no replayed pair. The paper reports 0.26–0.29 for SQL and 0.13–0.15 for tool calling.
 * every ``log_samples_steps`` steps, ``credit-step<N>.html`` in the run directory: the first replayed completion of
   the step, one row per reward (tokens shaded by ``q_{k,t}``, the block, the reward, ``w_{k,t}``), the same page as
-  ``mrtpo-sdk explain`` writes (:mod:`mrtpo_sdk.credit_view`).
+  ``mrtpo-sdk explain`` writes (:mod:`mrtpo_sdk.credit_page`).
 
 Takes plain tensors and rows (the metrics dict, the step's examples, completions and blocks), not the trainer.
 """
@@ -24,7 +24,7 @@ import torch
 
 from ..algorithms import token_weights
 from ..algorithms.concentration import mean_concentration, token_share_for_mass
-from ..credit_view import Explanation, render_html, reward_rows
+from ..credit_page import Explanation, render_html, reward_rows
 from ..task import Task, example_id
 
 __all__ = ["credit_pages", "credit_pages_line", "log_credit"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mrtpo_sdk.sql.compare import gold_is_ordered, results_match, values_equal
+from mrtpo_sdk.sql.execution_match import gold_is_ordered, results_match, values_equal
 
 
 def test_bag_ignores_order_but_counts_duplicates() -> None:
