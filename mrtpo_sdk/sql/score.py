@@ -48,6 +48,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..semantics import DEFAULT_SEMANTICS, SEMANTICS
 from .compare import _exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, _tag_end, extract_sql
 from .sandbox import ExecutionResult, _first_keyword, execute_sql, strip_trailing_semicolons
@@ -73,8 +74,6 @@ __all__ = [
     "typed_in_output_values",
 ]
 
-SEMANTICS = ("training", "official")
-DEFAULT_SEMANTICS = "training"
 #: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…".
 MAX_BLOCK_CHARS = 300
 _PERMUTATIONS_TRIED = 24
