@@ -191,5 +191,5 @@ def add_data_flags(p: argparse.ArgumentParser, *, split_default: str | None, spl
     p.add_argument("--split", default=split_default, help=split_help)
     p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument(
-        "-T", "--task_option", action="append", default=[], metavar="KEY=VALUE", help=TASK_OPTION_HELP
+        "-T", "--task_option", action="append", default=None, metavar="KEY=VALUE", help=TASK_OPTION_HELP
     )

@@ -150,7 +150,10 @@ def _config_task_options(file_values: dict[str, Any]) -> dict[str, Any]:
         return {str(k): v for k, v in given.items()}
     if isinstance(given, list):
         return parse_assignments([str(v) for v in given], flag="task_option:")
-    raise MRTPOError(f"--config: task_option is a mapping (task_option: {{semantics: official}}), got {given!r}")
+    raise MRTPOError(
+        f"--config: task_option is a mapping (task_option: {{semantics: official}}) or a list of KEY=VALUE items, "
+        f"got {given!r}"
+    )
 
 
 def train_task_options(flags: list[str]) -> dict[str, Any]:

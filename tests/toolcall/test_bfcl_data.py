@@ -93,7 +93,8 @@ def test_installed_package_is_found_by_importlib_resources(tmp_path, monkeypatch
     _write(pkg / "data", "simple_python", [Q], [A])
     (pkg / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    monkeypatch.delitem(sys.modules, "bfcl_eval", raising=False)
+    monkeypatch.setitem(sys.modules, "bfcl_eval", None)  # undone after the test: no fake package for later tests
+    del sys.modules["bfcl_eval"]
     assert installed_data_dir() == pkg / "data"
     assert [e.id for e in load_bfcl(None, ["simple"], "all")] == ["simple_python_0"]
 
