@@ -21,8 +21,9 @@ Replay contexts (spec §3):
 Examples (``Task(examples=...)``): a list of mappings or objects, a ``datasets.Dataset``, a path to a ``.jsonl`` /
 ``.json`` / ``.parquet`` / ``.csv`` file (read with ``datasets``, locally), a dict of split name -> any of these, or
 ``fn(split, data=None, **options)``: its parameters beyond ``split`` and ``data`` are the task's options
-(``-T key=value``, :mod:`mrtpo_sdk.task_options`). Each example has an ``id`` (``example["id"]`` or ``example.id``), unique in a split; mappings
-without one get a generated, stable id (:func:`with_ids`: ``"<row index>-<8 hex of the row's content>"``).
+(``-T key=value``, :mod:`mrtpo_sdk.task_options`). Each example has an ``id`` (``example["id"]`` or ``example.id``),
+unique in a split; mappings without one get a generated, stable id (:func:`with_ids`: ``"<row index>-<8 hex of the
+row's content>"``).
 """
 
 from __future__ import annotations

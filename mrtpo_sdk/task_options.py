@@ -26,6 +26,7 @@ Types: ``bool`` (``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0``
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import textwrap
@@ -44,6 +45,7 @@ __all__ = [
     "TaskOptionError",
     "declared_options",
     "describe_options",
+    "format_value",
     "parse_assignments",
     "resolve_options",
 ]
@@ -250,9 +252,19 @@ def _kind(annotation: Any, default: Any, where: str) -> tuple[Any, type | None, 
     )
 
 
+def _evaluate(text: str, fn: Callable[..., Any]) -> Any:
+    """A postponed annotation, evaluated in ``fn``'s module (with ``typing``'s names); when it names something
+    only ``fn``'s enclosing scope knows, the default's type stands in (no annotation)."""
+    namespace = {**vars(typing), **getattr(inspect.unwrap(fn), "__globals__", {})}
+    try:
+        return eval(text, namespace)  # noqa: S307 - the task file's own annotation, as typing.get_type_hints does
+    except Exception:  # noqa: BLE001
+        return inspect.Parameter.empty
+
+
 def declared_options(fn: Callable[..., Any] | None, *, task: str = "") -> dict[str, TaskOption]:
     """The options an examples function declares: each parameter beyond ``split`` and ``data`` (no ``*args`` or
-    ``**kwargs``), in order.
+    ``**kwargs``, nor the keywords a ``functools.partial`` binds), in order.
 
     Raises:
         MRTPOError: a parameter has no default, or a type options do not take (the line names the function's file,
@@ -264,19 +276,21 @@ def declared_options(fn: Callable[..., Any] | None, *, task: str = "") -> dict[s
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return {}
+    target = fn.func if isinstance(fn, functools.partial) else fn
     try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001 - an annotation that does not resolve: read the raw one below
+        hints = typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: each is read on its own below
         hints = {}
     try:
-        code = inspect.unwrap(fn).__code__
+        code = inspect.unwrap(target).__code__
         at = f"{code.co_filename}:{code.co_firstlineno}: "
     except AttributeError:
         at = ""
     helps = _docstring_args(fn)
+    bound = set(fn.keywords) if isinstance(fn, functools.partial) else set()  # fixed by the task's author
     out: dict[str, TaskOption] = {}
     for name, param in params.items():
-        if name in RESERVED_PARAMETERS or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        if name in RESERVED_PARAMETERS or name in bound or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         where = f"{at}task {task!r}: examples parameter {name!r}" if task else f"{at}examples parameter {name!r}"
         if param.default is inspect.Parameter.empty:
@@ -284,7 +298,10 @@ def declared_options(fn: Callable[..., Any] | None, *, task: str = "") -> dict[s
                 f"{where} has no default; the examples function takes split, data and the task's options, each with "
                 f"a default (e.g. {name}: bool = False)"
             )
-        kind, sequence, optional = _kind(hints.get(name, param.annotation), param.default, where)
+        annotation = hints.get(name, param.annotation)
+        if isinstance(annotation, str):  # postponed (from __future__ import annotations) and not resolved above
+            annotation = _evaluate(annotation, target)
+        kind, sequence, optional = _kind(annotation, param.default, where)
         option = TaskOption(name, kind, param.default, helps.get(name, ""), sequence, optional)
         if param.default is not None:
             try:

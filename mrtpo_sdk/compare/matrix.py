@@ -143,8 +143,8 @@ def _started_from(info: dict[str, Any]) -> str | None:
 
 def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable[[int], str | None] | None:
     """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
-    task's corpus once; ``--data``, ``-T`` and ``--policy_preset`` from the flags or their ``--config`` file), or ``None``
-    when they give ``--model`` (a checkpoint or model the user names)."""
+    task's corpus once; ``--data``, ``-T`` and ``--policy_preset`` from the flags or their ``--config`` file), or
+    ``None`` when they give ``--model`` (a checkpoint or model the user names)."""
     from ..trainer.cli import train_setting, train_task_options
 
     flags = list(train_flags)
