@@ -26,9 +26,23 @@ from typing import Any
 
 from .errors import MRTPOError
 
-__all__ = ["ArgumentParser", "UsageError", "add_data_flags", "canonical_spelling", "did_you_mean", "spelling_note"]
+__all__ = [
+    "ArgumentParser",
+    "UsageError",
+    "add_data_flags",
+    "canonical_spelling",
+    "did_you_mean",
+    "spelling_note",
+]
 
-DATA_HELP = "passed to the task's loader, as for train: another dataset and/or the task's own options (tasks/sql.py: semantics=official, synthetic=off)"
+DATA_HELP = (
+    "the task's dataset, passed to its examples function as data, as for train (e.g. a Spider/BIRD folder for "
+    "tasks/sql.py); default: the task's bundled data"
+)
+TASK_OPTION_HELP = (
+    "set one of the task's options, e.g. -T semantics=official (repeatable; `mrtpo-sdk train TASK --help` lists "
+    "them, with their types and defaults)"
+)
 
 
 class UsageError(MRTPOError):
@@ -124,7 +138,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def add_data_flags(p: argparse.ArgumentParser, *, split_default: str | None, split_help: str) -> None:
-    """``--split`` (which split the examples come from) and ``--data`` (another dataset), as ``check``, ``explain``
-    and ``eval`` take them."""
+    """``--split`` (which split the examples come from), ``--data`` (another dataset) and ``-T KEY=VALUE`` (the
+    task's options, as ``args.task_option``: a list), as ``check``, ``explain`` and ``eval`` take them."""
     p.add_argument("--split", default=split_default, help=split_help)
     p.add_argument("--data", default=None, help=DATA_HELP)
+    p.add_argument(
+        "-T", "--task_option", action="append", default=None, metavar="KEY=VALUE", help=TASK_OPTION_HELP
+    )

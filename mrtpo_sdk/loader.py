@@ -2,7 +2,8 @@
 
 The file is imported as a module (its folder is put first on ``sys.path`` while it imports, so a task file can
 import its neighbours); the tasks it declares are the module-level variables holding a ``Task``. With one task,
-that task is used; with several, ``file.py@variable`` (or ``@task-name``) picks one.
+that task is used; with several, ``file.py@variable`` (or ``@task-name``) picks one. ``options`` sets the task's
+options (:mod:`mrtpo_sdk.task_options`), as ``-T key=value`` does on the command line.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import hashlib
 import importlib.util
 import sys
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .errors import TaskLoadError
 from .resources import BUNDLED_TASKS, bundled_task_file
@@ -114,13 +117,20 @@ def find_tasks(path: str | Path) -> dict[str, Task]:
     return found
 
 
-def load_task(spec: str | Path) -> Task:
-    """The task named by ``spec`` (``file.py`` or ``file.py@name``).
+def load_task(spec: str | Path, options: Mapping[str, Any] | None = None) -> Task:
+    """The task named by ``spec`` (``file.py`` or ``file.py@name``), with ``options`` set (``{"semantics":
+    "official"}``: values as text, as ``-T`` gives them, or typed; see :meth:`Task.with_options`).
 
     Raises:
         TaskLoadError: one line saying what is wrong: missing file, import error (with line), no task, several
             tasks and no ``@name``, or an unknown ``@name``.
+        TaskOptionError: an option the task does not declare, or a value not of its type (one line).
     """
+    task = _load_task(spec)
+    return task.with_options(options) if options else task
+
+
+def _load_task(spec: str | Path) -> Task:
     path, name = split_task_spec(str(spec))
     tasks = find_tasks(path)
     if not tasks:

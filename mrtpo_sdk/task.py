@@ -4,7 +4,7 @@
 
     task = Task(
         name="sql",
-        examples=load_examples,            # fn(split, data=None) -> list of examples, or a list
+        examples=load_examples,            # fn(split, data=None, **options) -> list of examples, or a list
         prompt=rollout_prompt,             # fn(example) -> chat messages or text: P_0
         verifiers=[sql_format, executes, execution_match],
         reference=reference_completion,    # fn(example) -> the reference completion in the policy's format
@@ -20,12 +20,15 @@ Replay contexts (spec §3):
 
 Examples (``Task(examples=...)``): a list of mappings or objects, a ``datasets.Dataset``, a path to a ``.jsonl`` /
 ``.json`` / ``.parquet`` / ``.csv`` file (read with ``datasets``, locally), a dict of split name -> any of these, or
-``fn(split, data=None)``. Each example has an ``id`` (``example["id"]`` or ``example.id``), unique in a split; mappings
-without one get a generated, stable id (:func:`with_ids`: ``"<row index>-<8 hex of the row's content>"``).
+``fn(split, data=None, **options)``: its parameters beyond ``split`` and ``data`` are the task's options
+(``-T key=value``, :mod:`mrtpo_sdk.task_options`). Each example has an ``id`` (``example["id"]`` or ``example.id``),
+unique in a split; mappings without one get a generated, stable id (:func:`with_ids`: ``"<row index>-<8 hex of the
+row's content>"``).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -39,6 +42,7 @@ from typing import Any, Literal, Union
 
 from .errors import MRTPOError
 from .errors import display_path as _display_path
+from .task_options import TaskOption, declared_options, resolve_options
 from .verifier import Result, Verifier
 
 __all__ = [
@@ -329,9 +333,10 @@ class Task:
         examples: the examples: a list (of mappings or objects), a ``datasets.Dataset``, a path to a ``.jsonl``,
             ``.json``, ``.parquet`` or ``.csv`` file (read with ``datasets``, locally, when first loaded), a dict of
             split name -> one of these (``{"train": ds_train, "validation": ds_val}``, a ``DatasetDict``), or
-            ``fn(split, data=None)`` returning a list (or Dataset); ``data`` is the user's ``--data PATH`` override
-            (``None`` means the task's bundled data). Mappings without an ``id`` get a generated one
-            (:func:`with_ids`).
+            ``fn(split, data=None, **options)`` returning a list (or Dataset); ``data`` is the user's ``--data PATH``
+            override (``None`` means the task's bundled data); every other parameter, each with a default, is one
+            of the task's options (:attr:`options`, set with ``-T key=value`` or :meth:`with_options`). Mappings
+            without an ``id`` get a generated one (:func:`with_ids`).
         prompt: ``fn(example) -> str | list[{"role", "content"}]``: the rollout prompt ``P_0`` (spec "Setting").
         verifiers: the rewards, one :class:`Verifier` each, in a fixed order (index ``k``).
         reference: ``fn(example) -> str``: a reference completion in the policy's output format. Used to warm-start
@@ -359,7 +364,8 @@ class Task:
             ``--model``.
 
     Raises:
-        MRTPOError: a field is missing or of the wrong type; the message names it.
+        MRTPOError: a field is missing or of the wrong type; an option of the examples function has no default or a
+            type options do not take; the message names it.
     """
 
     name: str
@@ -419,6 +425,8 @@ class Task:
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows
+        self._options = declared_options(self.examples, task=self.name) if callable(self.examples) else {}
+        self._option_values = {name: option.default for name, option in self._options.items()}
         if isinstance(self.examples, Mapping):
             if not self.examples:
                 raise MRTPOError(f"{where}: examples is an empty dict; give split name -> examples")
@@ -442,6 +450,35 @@ class Task:
                     f"or a dict of splits ({{'train': ..., {self.eval_split!r}: ...}}); fixed examples have one split"
                 )
             self.eval_split = None  # fixed examples have one split: evaluating on it would score the training data
+
+    # ------------------------------------------------------------------ options
+    @property
+    def options(self) -> dict[str, TaskOption]:
+        """The task's options, by name, in declaration order: the parameters of its examples function beyond
+        ``split`` and ``data`` (:func:`mrtpo_sdk.task_options.declared_options`); empty for fixed examples."""
+        return dict(self._options)
+
+    @property
+    def option_values(self) -> dict[str, Any]:
+        """The value of every option this task's examples are loaded with (the defaults unless
+        :meth:`with_options` set them), e.g. ``{"semantics": "training", "synthetic": None}``."""
+        return dict(self._option_values)
+
+    def with_options(self, values: Mapping[str, Any] | None = None, /, **more: Any) -> Task:
+        """This task with some options set: a copy whose :meth:`load_examples` passes them to the examples function.
+
+        Values may be text (parsed as ``-T key=value`` parses it: ``"false"``, ``"0"``, ``"a,b"``) or of the
+        option's type; options not given keep this task's values.
+
+        Raises:
+            TaskOptionError: a name the task does not declare (naming the closest one and the task's options), or a
+                value not of its option's type; one line.
+        """
+        given = {**(values or {}), **more}
+        resolved = resolve_options(self._options, given, task=self.name)
+        out = copy.copy(self)
+        out._option_values = {**self._option_values, **{k: resolved[k] for k in given}}
+        return out
 
     # ------------------------------------------------------------------ examples
     @property
@@ -474,9 +511,12 @@ class Task:
             if "split" in params:
                 kwargs["split"] = split
             if "data" in params:
+                self._check_data_is_no_option(data)
                 kwargs["data"] = data
             elif data is not None:
                 raise MRTPOError(f"task {self.name!r} does not take --data (its examples function has no 'data')")
+            if source is self.examples:
+                kwargs.update(self._option_values)
             on_data = f" (data={str(data)!r})" if data is not None else ""
             loader = source
             examples = call_user(
@@ -494,6 +534,22 @@ class Task:
         if not examples:
             raise MRTPOError(f"task {self.name!r}: split {split!r} has no examples")
         return with_ids(examples, f"task {self.name!r}, split {split!r}")
+
+    def _check_data_is_no_option(self, data: Any) -> None:
+        """``--data semantics=official`` (no such path; ``semantics`` is an option): one line naming ``-T``.
+
+        Raises:
+            MRTPOError: ``data`` names one of the task's options as ``key=value`` and is no existing path.
+        """
+        if not isinstance(data, str) or "=" not in data or Path(data).exists():
+            return
+        items = [item.strip() for item in data.split(",")]
+        named = [item for item in items if item.partition("=")[0].strip() in self._options]
+        if named:
+            flags = " ".join(f"-T {item.replace(' ', '')}" for item in named)
+            raise MRTPOError(
+                f"--data {data}: --data is the dataset path; the task's options are set with -T KEY=VALUE ({flags})"
+            )
 
     def _read(self, path: Path, label: str) -> list[dict[str, Any]]:
         """The rows of an examples file, read once per version of the file."""

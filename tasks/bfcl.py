@@ -11,14 +11,14 @@
 
 Semantics: ``training`` (default) fixes the official AST checker's known false positives and negatives (documented
 defaults, integral floats, numbers inside strings, greedy pairing of parallel calls, no-call answers that do not
-decline); ``--data semantics=official`` scores with the official checker's verdicts. ``eval`` reports
+decline); ``-T semantics=official`` scores with the official checker's verdicts. ``eval`` reports
 ``ast_accuracy`` (the rewards' semantics) and ``ast_accuracy_official``. Every difference: docs/bfcl.md.
 
 Data: the installed ``bfcl_eval`` package (``pip install --no-deps bfcl-eval==2026.3.23``), else the subset committed
-under ``tasks/data/bfcl``. ``--data`` selects categories, a prompt-length limit, the semantics and/or a data
-directory, e.g. ``--data live_simple,live_multiple,max_prompt_chars=0,semantics=official``. Defaults keep the
-embedded CPU run feasible: every single-turn Python category, prompts of at most 2,000 characters. ``test`` is the
-fixed held-out 10% (by id hash). See ``docs/bfcl.md``.
+under ``tasks/data/bfcl``; ``--data PATH`` reads a BFCL data directory. Options select categories, a prompt-length
+limit and the semantics, e.g. ``-T categories=live_simple,live_multiple -T max_prompt_chars=0 -T
+semantics=official``. Defaults keep the embedded CPU run feasible: every single-turn Python category, prompts of at
+most 2,000 characters. ``test`` is the fixed held-out 10% (by id hash). See ``docs/bfcl.md``.
 """
 
 from dataclasses import replace
@@ -26,15 +26,16 @@ from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.evaluation import bfcl_ast_accuracy
+from mrtpo_sdk.semantics import Semantics
 from mrtpo_sdk.toolcall import (
     CATEGORIES,
     FORMAT_RULE,
+    BFCLDataError,
     ast_correct,
     check_calls,
     function_choice_block,
     installed_data_dir,
     load_bfcl,
-    parse_data_option,
     parse_tool_response,
     reference_calls,
     reference_response,
@@ -46,16 +47,30 @@ BUNDLED = Path(__file__).parent / "data" / "bfcl"
 MAX_PROMPT_CHARS = 2000
 
 
-def examples(split: str = "train", data: str | None = None):
-    option = parse_data_option(data)
-    directory = option.directory or installed_data_dir() or BUNDLED
-    limit = MAX_PROMPT_CHARS if option.max_prompt_chars is None else option.max_prompt_chars
-    chosen = load_bfcl(directory, option.categories or CATEGORIES, split)
-    semantics = option.semantics or "training"
+def examples(split: str = "train", data: str | None = None, categories: tuple[str, ...] = ("all",),
+             max_prompt_chars: int = MAX_PROMPT_CHARS, semantics: Semantics = "training"):
+    """The BFCL questions of ``split`` (``train``, ``test``: the fixed held-out 10% by id hash, ``all``): from a BFCL
+    data directory (``--data PATH``), else the installed ``bfcl_eval`` package, else the committed subset.
+
+    Args:
+        categories: the BFCL categories to read (simple_python, multiple, parallel, parallel_multiple, live_simple,
+            live_multiple, live_parallel, live_parallel_multiple, irrelevance, live_irrelevance; simple; all).
+        max_prompt_chars: keep the questions whose rollout prompt has at most this many characters (0: all).
+        semantics: how the rewards check answers: training fixes the official AST checker's known false verdicts;
+            official gives its verdicts (docs/bfcl.md).
+    """
+    if max_prompt_chars < 0:
+        raise BFCLDataError(f"-T max_prompt_chars is a number of characters (0: no limit), got {max_prompt_chars}")
+    if data is not None and not Path(data).expanduser().exists() and any(
+        item.strip() in (*CATEGORIES, "simple", "all") for item in str(data).split(",")
+    ):
+        raise BFCLDataError(f"--data {data}: --data is a BFCL data directory; choose categories with -T categories=...")
+    directory = Path(data).expanduser() if data is not None else installed_data_dir() or BUNDLED
+    chosen = load_bfcl(directory, categories, split)
     return [
         replace(ex, semantics=semantics)
         for ex in chosen
-        if (not limit or _prompt_chars(ex) <= limit) and _answerable(ex)
+        if (not max_prompt_chars or _prompt_chars(ex) <= max_prompt_chars) and _answerable(ex)
     ]
 
 

@@ -11,7 +11,9 @@ its chat template.
 
 Data: ``tasks/data/instruction_following/{train,validation,unseen}.jsonl`` (made by ``make_data.py`` there);
 ``--data FILE.jsonl`` reads the IFEval / RLVR-IF format (``prompt``, ``instruction_id_list``, ``kwargs``) and locates
-each constraint's sentence in the prompt. See ``docs/instruction_following.md``.
+each constraint's sentence in the prompt. Such a file has no splits of its own: 10% of its rows (by a hash of each
+id; ``-T validation_percent=N``) form its ``validation`` split, the others ``train``, and ``--split all`` reads every
+row (e.g. ``eval --data ifeval.jsonl --split all`` scores all of IFEval). See ``docs/instruction_following.md``.
 """
 
 import sys
@@ -25,19 +27,35 @@ from mrtpo_sdk.instructions import (
     load_ifeval_jsonl,
     prompt_without,
     reference_for,
+    split_file_examples,
 )
 
 DATA = Path(__file__).parent / "data" / "instruction_following"
 SPLITS = ("train", "validation", "unseen")
+FILE_VALIDATION_PERCENT = 10  # the share of a --data file held out as its validation split
 MAX_CONSTRAINTS = 4
 
 
-def examples(split: str = "train", data: str | None = None):
+def examples(split: str = "train", data: str | None = None, validation_percent: int | None = None):
+    """The examples of ``split``: the bundled ``train``, ``validation`` and ``unseen`` files, or, with ``--data
+    FILE.jsonl`` (IFEval / RLVR-IF format), that file split by id: ``train``, ``validation`` (the held-out share)
+    and ``all``.
+
+    Args:
+        validation_percent: with --data FILE: the percent of the file's rows held out as the validation split,
+            chosen by a hash of each row's id (none: 10; 0: no validation split, every row trains).
+    """
     if data is not None:
         loaded, report = load_ifeval_jsonl(data)
         if report.unlocated:
             print(f"warning: {report.summary()}; those constraints get uniform token weights", file=sys.stderr)
-        return loaded
+        percent = FILE_VALIDATION_PERCENT if validation_percent is None else validation_percent
+        return split_file_examples(loaded, split, percent, source=str(data))
+    if validation_percent is not None:
+        raise MRTPOError(
+            "-T validation_percent splits a --data file; the bundled data has its own splits "
+            f"({', '.join(SPLITS)}): drop it, or pass --data FILE.jsonl"
+        )
     if split not in SPLITS:
         raise MRTPOError(f"unknown split {split!r}; the bundled splits are {list(SPLITS)}")
     return load_examples_jsonl(DATA / f"{split}.jsonl")

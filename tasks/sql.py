@@ -7,15 +7,15 @@
 
 Semantics: ``training`` (default) fixes the false positives and negatives of plain execution match (constant or
 off-topic queries, the format rule pasted into a fence, empty references, column order, ties at an ORDER BY/LIMIT
-cut, ``SELECT 1;;``); ``--data semantics=official`` (or ``--data PATH,semantics=official``) scores exactly as the
-official Spider/BIRD evaluation. ``eval`` reports ``execution_accuracy`` (the rewards' semantics) and
-``execution_accuracy_official``. Every difference: docs/sql.md.
+cut, ``SELECT 1;;``); ``-T semantics=official`` scores exactly as the official Spider/BIRD evaluation. ``eval``
+reports ``execution_accuracy`` (the rewards' semantics) and ``execution_accuracy_official``. Every difference:
+docs/sql.md.
 
 Data: Spider layout under ``tasks/data/sql`` (``--data PATH`` for a real Spider or BIRD download). The bundled
 training split is its 186 written questions followed by the templated questions that
 :func:`mrtpo_sdk.sql.synthetic.synthetic_examples` derives from the training databases alone (723; ids
 ``synth-<db>-<n>``): RL samples from both and the embedded policy's warm start (``warm_start_steps=1000``) is taught
-both. ``--data synthetic=off`` leaves them out; ``--data PATH,synthetic=on`` adds them to another dataset. The dev
+both. ``-T synthetic=false`` leaves them out; ``--data PATH -T synthetic=true`` adds them to another dataset. The dev
 split is the 42 written dev questions only. Why, and what it measured: ``docs/results.md``.
 Model output is untrusted: queries run in the read-only, time- and memory-limited sandbox of :mod:`mrtpo_sdk.sql`;
 results are cached in a cache bounded in bytes; blocks quoting model output are capped at 300 characters.
@@ -26,11 +26,11 @@ from pathlib import Path
 
 from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.evaluation import execution_accuracy
+from mrtpo_sdk.semantics import Semantics
 from mrtpo_sdk.sql import SQLDataError, extract_sql, load_spider, results_match
 from mrtpo_sdk.sql.synthetic import synthetic_examples
 from mrtpo_sdk.sql.score import (
     MAX_QUOTED_CHARS,
-    SEMANTICS,
     format_error,
     reference_result,
     relevance_error,
@@ -44,37 +44,20 @@ DATA = Path(__file__).parent / "data" / "sql"
 FORMAT_RULE = "The answer is one SQLite query in a single fenced block that opens with a line ```sql and closes with a line ```."
 
 
-def examples(split: str = "train", data: str | None = None):
-    path, semantics, synthetic = _data_option(data)
-    chosen = load_spider(path or DATA, split)
-    if split == "train" and synthetic:
+def examples(split: str = "train", data: str | None = None, semantics: Semantics = "training",
+             synthetic: bool | None = None):
+    """The Spider-layout questions of ``split``: the bundled data, or a Spider/BIRD download (``--data PATH``).
+
+    Args:
+        semantics: how the rewards score: training fixes plain execution match's false verdicts; official scores
+            exactly as the official Spider/BIRD evaluation (docs/sql.md).
+        synthetic: add the templated questions derived from the training databases to the train split (none: on
+            for the bundled data, off with --data PATH).
+    """
+    chosen = load_spider(data or DATA, split)
+    if split == "train" and (data is None if synthetic is None else synthetic):
         chosen = list(chosen) + synthetic_examples(chosen)
     return chosen if semantics == "training" else [replace(ex, semantics=semantics) for ex in chosen]
-
-
-def _data_option(data) -> tuple[str | None, str, bool]:
-    """``--data``: a data directory, ``semantics=training|official`` and/or ``synthetic=on|off``, comma-separated.
-    ``synthetic`` defaults to on for the bundled data and off for a data directory (a real Spider/BIRD download)."""
-    semantics, synthetic, rest, seen = "training", None, [], set()
-    for item in ([] if data is None else str(data).split(",")):
-        key, eq, value = (part.strip() for part in item.partition("="))
-        key = key.lower()
-        if eq and key in ("semantics", "synthetic"):
-            if key in seen:
-                raise SQLDataError(f"--data: {key}= is given twice ({data!r}); give it once")
-            seen.add(key)
-        if eq and key == "semantics":
-            semantics = value
-            if semantics not in SEMANTICS:
-                raise SQLDataError(f"--data: semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
-        elif eq and key == "synthetic":
-            if value not in ("on", "off"):
-                raise SQLDataError(f"--data: synthetic is on or off, got {value!r}")
-            synthetic = value == "on"
-        elif item.strip():
-            rest.append(item)
-    path = ",".join(rest).strip() or None
-    return path, semantics, (path is None) if synthetic is None else synthetic
 
 
 def prompt(example):

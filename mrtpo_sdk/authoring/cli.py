@@ -140,11 +140,12 @@ def check_command(argv: list[str]) -> int:
     if isinstance(args, int):
         return args
     from ..loader import import_task_module, load_task, split_task_spec
+    from ..task_options import parse_assignments
     from .check import render_report, report_json, run_check
 
     if args.limit is not None and args.limit <= 0:
         raise MRTPOError(f"--limit must be a positive number of examples, got {args.limit}")
-    task = load_task(args.task)
+    task = load_task(args.task, options=parse_assignments(args.task_option))
     examples = task.load_examples(args.split, args.data)
     module = import_task_module(split_task_spec(args.task)[0])  # already imported by load_task: for declared probes
     report = run_check(task, examples, args.limit, module=module)
@@ -172,6 +173,7 @@ def explain_command(argv: list[str]) -> int:
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..policy.for_task import check_policy_preset, task_policy
     from ..loader import load_task
+    from ..task_options import parse_assignments
     from .explain import explain, select_example, summary_lines, write_outputs
 
     import math
@@ -182,7 +184,7 @@ def explain_command(argv: list[str]) -> int:
     if not (math.isfinite(args.mrtpo_beta) and 0.0 <= args.mrtpo_beta <= 1.0):
         raise MRTPOError(f"--mrtpo_beta must be in [0, 1] (as train's), got {args.mrtpo_beta:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
-    task = load_task(args.task)
+    task = load_task(args.task, options=parse_assignments(args.task_option))
     examples = task.load_examples(args.split, args.data)
     example = select_example(examples, args.example, f"task {task.name!r} ({args.split} split)")
     completion = _read_completion(args.completion)

@@ -310,9 +310,10 @@ def _compare_task(spec: str, args, train_flags: list[str]) -> int:
     algos = parse_algos(args.algos)
     seeds = parse_seeds(args.seeds)
     from ..loader import load_task
+    from ..trainer.cli import train_task_options
     from .matrix import run_matrix
 
-    task = load_task(spec)  # fails early, in one line, on a bad task file
+    task = load_task(spec, options=train_task_options(train_flags))  # fails early, in one line: a bad task file, -T
     output_dir = Path(args.output_dir) if args.output_dir else Path("runs") / f"compare-{task.name}"
     # before any training: the matrix's report would replace one of other runs (e.g. more seeds)
     cell_dirs = [output_dir / f"{algo}-seed{seed}" for seed in seeds for algo in algos]  # as matrix.plan_matrix

@@ -143,9 +143,9 @@ def _started_from(info: dict[str, Any]) -> str | None:
 
 def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable[[int], str | None] | None:
     """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
-    task's corpus once; ``--data`` and ``--policy_preset`` from the flags or their ``--config`` file), or ``None``
-    when they give ``--model`` (a checkpoint or model the user names)."""
-    from ..trainer.cli import train_setting
+    task's corpus once; ``--data``, ``-T`` and ``--policy_preset`` from the flags or their ``--config`` file), or
+    ``None`` when they give ``--model`` (a checkpoint or model the user names)."""
+    from ..trainer.cli import train_setting, train_task_options
 
     flags = list(train_flags)
     if train_setting(flags, "model") is not None or train_setting(flags, "model_name_or_path") is not None:
@@ -158,7 +158,7 @@ def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable
 
         if "task" not in corpus:
             try:
-                task = load_task(task_spec)
+                task = load_task(task_spec, options=train_task_options(flags))
                 corpus["task"], corpus["examples"] = task, task.load_examples("train", train_setting(flags, "data"))
             except MRTPOError:
                 return None  # train reports it

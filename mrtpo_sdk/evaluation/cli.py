@@ -87,6 +87,7 @@ def eval_command(argv: list[str]) -> int:
 
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..loader import load_task
+    from ..task_options import parse_assignments
     from ..policy.for_task import check_policy_preset, task_policy
     from ..policy.pretrained import load_pretrained, quiet_loading, to_device
     from .core import evaluate_policy
@@ -100,7 +101,7 @@ def eval_command(argv: list[str]) -> int:
     if not (math.isfinite(args.top_p) and 0.0 < args.top_p <= 1.0):  # nucleus mass: a probability
         raise MRTPOError(f"--top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got {args.top_p:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
-    task = load_task(args.task)
+    task = load_task(args.task, options=parse_assignments(args.task_option))
     split = args.split or task.eval_split
     if split is None:
         raise MRTPOError(f"task {task.name!r} declares no eval_split; pass --split NAME")

@@ -41,6 +41,7 @@ from mrtpo_sdk.instructions.data import (
     example_to_json,
     load_examples_jsonl,
     load_ifeval_jsonl,
+    split_file_examples,
     locate_constraint,
 )
 from mrtpo_sdk.instructions.reference import ReferenceError, build_reference, reference_for
@@ -72,6 +73,7 @@ __all__ = [
     "example_to_json",
     "load_examples_jsonl",
     "load_ifeval_jsonl",
+    "split_file_examples",
     "locate_constraint",
     "prompt_without",
     "remove_echoes",

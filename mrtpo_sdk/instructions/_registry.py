@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MRTPOError
+from ..semantics import SEMANTICS
 
 __all__ = [
     "ConstraintType",
@@ -232,9 +233,6 @@ def normalize_kwargs(id: str, kwargs: Mapping[str, Any] | None) -> dict[str, Any
     return out
 
 
-SEMANTICS = ("training", "official")
-"""``training`` (the default for rewards: every checker agrees with its prompt sentence, known holes closed) and
-``official`` (IFEval's reference verdicts, for numbers comparable with published ones)."""
 
 def describe(id: str, kwargs: Mapping[str, Any] | None) -> str:
     """The sentence stating constraint ``id`` with ``kwargs`` (what the prompt carries, and the replay block).

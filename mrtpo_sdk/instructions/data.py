@@ -15,6 +15,7 @@ sentence in that text. ``P_\\k`` (spec §3, information already in the prompt) i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -38,11 +39,17 @@ __all__ = [
     "locate_constraint",
     "load_examples_jsonl",
     "load_ifeval_jsonl",
+    "FILE_SPLITS",
     "SEPARATOR",
+    "split_file_examples",
 ]
 
 SEPARATOR = " "
 """What joins the base instruction and the constraint sentences in a composed prompt."""
+
+
+FILE_SPLITS = ("train", "validation", "all")
+"""The splits of one data file (:func:`split_file_examples`)."""
 
 
 class InstructionDataError(MRTPOError, ValueError):
@@ -444,3 +451,35 @@ def load_ifeval_jsonl(path: str | Path) -> tuple[list[IFExample], LoadReport]:
         out.append(ex)
     report.examples = len(out)
     return out, report
+
+
+def split_file_examples(examples: Sequence[Any], split: str, validation_percent: int, *, source: str = "") -> list[Any]:
+    """The ``split`` of the examples of one data file, which has no splits of its own: ``validation`` holds the
+    examples whose id falls under ``validation_percent`` (the SHA-256 of the id, mod 100), ``train`` the others,
+    ``all`` every one. An id lands in the same split whatever else the file holds.
+
+    Args:
+        examples: the file's examples (each with an ``id``).
+        split: one of :data:`FILE_SPLITS`.
+        validation_percent: 0 to 100.
+        source: names the file in messages.
+
+    Raises:
+        InstructionDataError: another split, or ``validation_percent`` outside 0..100.
+    """
+    where = f"{source}: " if source else ""
+    if not 0 <= validation_percent <= 100:
+        raise InstructionDataError(f"{where}validation_percent is 0 to 100, got {validation_percent}")
+    if split not in FILE_SPLITS:
+        raise InstructionDataError(
+            f"{where}a data file has the splits {', '.join(FILE_SPLITS)} (validation: {validation_percent}% of its "
+            f"rows, by a hash of each id), not {split!r}"
+        )
+    if split == "all":
+        return list(examples)
+
+    def held_out(ex: Any) -> bool:
+        eid = str(ex["id"] if isinstance(ex, Mapping) else ex.id)
+        return int.from_bytes(hashlib.sha256(eid.encode("utf-8")).digest()[:8], "big") % 100 < validation_percent
+
+    return [ex for ex in examples if held_out(ex) == (split == "validation")]

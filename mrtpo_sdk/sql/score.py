@@ -48,6 +48,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..semantics import DEFAULT_SEMANTICS, SEMANTICS
 from ..verifier import cap_block
 from .execution_match import exact_key, gold_is_ordered, greedy_rows_match, results_match
 from .parse import FENCE, SQL_TAG, extract_sql, fence_tag_end
@@ -76,8 +77,6 @@ __all__ = [
     "typed_in_output_values",
 ]
 
-SEMANTICS = ("training", "official")
-DEFAULT_SEMANTICS = "training"
 #: Longest block quoting model output (a SQLite error naming a token, a fence tag): longer text is cut with "…"
 #: (:func:`mrtpo_sdk.verifier.cap_block`), well below a verifier's own ``max_block_chars``.
 MAX_QUOTED_CHARS = 300

@@ -29,11 +29,9 @@ from mrtpo_sdk.toolcall.data import (
     IRRELEVANCE_CATEGORIES,
     BFCLDataError,
     BFCLExample,
-    DataOption,
     installed_data_dir,
     is_held_out,
     load_bfcl,
-    parse_data_option,
     resolve_categories,
 )
 from mrtpo_sdk.toolcall.parse import (
@@ -79,7 +77,6 @@ __all__ = [
     "BFCLDataError",
     "BFCLExample",
     "CallCheck",
-    "DataOption",
     "ParsedResponse",
     "ToolCall",
     "arguments_schema",
@@ -93,7 +90,6 @@ __all__ = [
     "installed_data_dir",
     "is_held_out",
     "load_bfcl",
-    "parse_data_option",
     "parse_tool_response",
     "reference_calls",
     "reference_response",

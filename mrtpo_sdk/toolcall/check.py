@@ -43,6 +43,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from mrtpo_sdk.semantics import SEMANTICS
 from mrtpo_sdk.toolcall.parse import ToolCall, declines_to_call, response_calls
 from mrtpo_sdk.verifier import cap_block
 
@@ -58,8 +59,6 @@ __all__ = [
     "strings_match",
 ]
 
-SEMANTICS = ("training", "official")
-"""The checker's semantics: ``training`` (default for rewards) and ``official`` (the BFCL AST checker's verdicts)."""
 _NO_DEFAULT = object()
 
 _JSON_TYPE = {

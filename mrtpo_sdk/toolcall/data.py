@@ -15,6 +15,7 @@ Sources, in order (see ``docs/bfcl.md``):
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,6 @@ from typing import Any
 
 from mrtpo_sdk.errors import MRTPOError
 from mrtpo_sdk.jsonl import JSONLineError, read_jsonl
-from mrtpo_sdk.toolcall.check import SEMANTICS
 
 __all__ = [
     "AST_CATEGORIES",
@@ -32,11 +32,9 @@ __all__ = [
     "IRRELEVANCE_CATEGORIES",
     "BFCLDataError",
     "BFCLExample",
-    "DataOption",
     "installed_data_dir",
     "is_held_out",
     "load_bfcl",
-    "parse_data_option",
     "resolve_categories",
 ]
 
@@ -75,7 +73,7 @@ class BFCLExample:
         possible_answer: one ``{function_name: {parameter: [acceptable values]}}`` per expected call; ``[]``
             when the right answer is no call.
         semantics: how the rewards check this example's answers: ``"training"`` (default) or ``"official"`` (the
-            BFCL AST checker's verdicts); chosen with ``--data semantics=official`` (see ``docs/bfcl.md``).
+            BFCL AST checker's verdicts); chosen with ``-T semantics=official`` (see ``docs/bfcl.md``).
     """
 
     id: str
@@ -111,14 +109,23 @@ def installed_data_dir() -> Path | None:
 
 
 def resolve_categories(categories: Iterable[str]) -> tuple[str, ...]:
-    """Normalize category names (``simple`` = ``simple_python``); raises BFCLDataError on an unknown one."""
+    """Normalize category names (``simple`` = ``simple_python``, ``all`` = every one of :data:`CATEGORIES`), in
+    order, without repeats.
+
+    Raises:
+        BFCLDataError: an unknown category (naming the closest), or none.
+    """
     out = []
     for c in categories:
-        c = _ALIASES.get(c, c)
-        if c not in CATEGORIES:
-            raise BFCLDataError(f"unknown BFCL category {c!r}; choose from {', '.join(CATEGORIES)} (or 'simple')")
-        if c not in out:
-            out.append(c)
+        for one in CATEGORIES if c == "all" else (_ALIASES.get(c, c),):
+            if one not in CATEGORIES:
+                close = difflib.get_close_matches(one, [*CATEGORIES, *_ALIASES, "all"], n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise BFCLDataError(
+                    f"unknown BFCL category {one!r}{hint}; choose from {', '.join(CATEGORIES)} (or 'simple', 'all')"
+                )
+            if one not in out:
+                out.append(one)
     if not out:
         raise BFCLDataError("no BFCL category selected")
     return tuple(out)
@@ -133,7 +140,8 @@ def load_bfcl(
 
     Args:
         directory: a BFCL-layout data directory (module docstring), or ``None`` for the installed package.
-        categories: category names (:data:`CATEGORIES`; ``"simple"`` means ``"simple_python"``).
+        categories: category names (:data:`CATEGORIES`; ``"simple"`` means ``"simple_python"``, ``"all"`` every
+            category).
         split: ``"train"`` (ids not held out), ``"test"`` (the fixed held-out 10%), or ``"all"``.
 
     Returns:
@@ -195,57 +203,3 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
         return read_jsonl(path, objects=True)
     except JSONLineError as exc:  # "<path>:<line>: not JSON (...)" / "... not a JSON object"
         raise BFCLDataError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class DataOption:
-    """What a task's ``--data`` string selects (:func:`parse_data_option`); ``None`` fields keep the defaults."""
-
-    directory: Path | None = None
-    categories: tuple[str, ...] | None = None
-    max_prompt_chars: int | None = None
-    semantics: str | None = None
-
-
-def parse_data_option(data: str | Path | None) -> DataOption:
-    """Parse ``--data``: comma-separated items, each a category (or ``all``), ``max_prompt_chars=N`` (0 = no
-    limit), ``semantics=training|official`` (how the rewards check answers; default ``training``), or a BFCL data
-    directory. Example: ``--data live_simple,live_multiple,max_prompt_chars=0,semantics=official``.
-
-    Raises:
-        BFCLDataError: an item is none of these, or two directories are given.
-    """
-    if data is None:
-        return DataOption()
-    if isinstance(data, Path):
-        return DataOption(directory=data)
-    directory: Path | None = None
-    cats: list[str] = []
-    limit: int | None = None
-    semantics: str | None = None
-    for item in (x.strip() for x in str(data).split(",")):
-        if not item:
-            continue
-        if item == "all":
-            cats.extend(CATEGORIES)
-        elif _ALIASES.get(item, item) in CATEGORIES:
-            cats.append(item)
-        elif item.startswith("max_prompt_chars="):
-            value = item.partition("=")[2]
-            if not value.isdigit():
-                raise BFCLDataError(f"--data: max_prompt_chars needs a whole number of characters, got {value!r}")
-            limit = int(value)
-        elif item.startswith("semantics="):
-            semantics = item.partition("=")[2]
-            if semantics not in SEMANTICS:
-                raise BFCLDataError(f"--data: semantics is one of {', '.join(SEMANTICS)}, got {semantics!r}")
-        elif Path(item).expanduser().is_dir():
-            if directory is not None:
-                raise BFCLDataError(f"--data names two directories ({directory}, {item}); give one")
-            directory = Path(item).expanduser()
-        else:
-            raise BFCLDataError(
-                f"--data item {item!r} is neither a BFCL category ({', '.join(CATEGORIES)}, all), "
-                f"max_prompt_chars=N, semantics=training|official, nor an existing BFCL data directory"
-            )
-    return DataOption(directory, resolve_categories(cats) if cats else None, limit, semantics)

@@ -1,8 +1,8 @@
 """``mrtpo-sdk train``: its parser (TRL's, over :class:`TrainScriptArguments`, ``MRTPOConfig`` and TRL's
 ``ModelConfig``) and the run (dispatched from :mod:`mrtpo_sdk.cli`).
 
-``mrtpo-sdk train TASK_FILE[@name] [--algo mrtpo|gdpo|grpo] [--model ID_OR_PATH] [--data PATH] [--config YAML]
-[--<any MRTPOConfig / GRPOConfig field> VALUE]``
+``mrtpo-sdk train TASK_FILE[@name] [--algo mrtpo|gdpo|grpo] [--model ID_OR_PATH] [--data PATH] [-T KEY=VALUE ...]
+[--config YAML] [--<any MRTPOConfig / GRPOConfig field> VALUE]``
 
 This is the command-line layer of the trainer: it sits above the rest of ``trainer/`` (which never imports it) and
 runs the authoring tools' preflight checks before training.
@@ -21,7 +21,7 @@ from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
 from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
 
-__all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value"]
+__all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value", "train_task_options"]
 
 
 @dataclass
@@ -39,9 +39,17 @@ class TrainScriptArguments:
     )
     data: str | None = field(
         default=None, metadata={
-            "help": "Passed to the task's loader as examples(split, data): another dataset and/or the task's own "
-            "options, e.g. for tasks/sql.py a Spider/BIRD folder, semantics=official, synthetic=off "
-            "(comma-separated; the task file's docstring lists them)."
+            "help": "The task's dataset, passed to its examples function as examples(split, data), e.g. a "
+            "Spider/BIRD folder for tasks/sql.py. Default: the task's bundled data."
+        }
+    )
+    task_option: list[str] | None = field(
+        default=None, metadata={
+            "aliases": ["-T"],
+            "metavar": "KEY=VALUE",
+            "help": "Set one of the task's options, e.g. -T semantics=official (repeatable; the task's options, "
+            "with their types and defaults, are listed at the end of `mrtpo-sdk train TASK --help`). In a --config "
+            "file: task_option: {semantics: official}. Recorded in run.json (task_options).",
         }
     )
     policy_preset: str = field(
@@ -95,6 +103,84 @@ def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return pre.parse_known_args(rest)
 
 
+_TASK_OPTION_FLAGS = ("-T", "--task_option")
+
+
+def _split_task_options(rest: list[str]) -> tuple[list[str], list[str]]:
+    """``(rest without its -T options, their KEY=VALUE items)``: ``-T K=V``, ``-TK=V``, ``--task_option K=V`` and
+    ``--task_option=K=V``.
+
+    Raises:
+        MRTPOError: ``-T`` is the last argument (no KEY=VALUE after it).
+    """
+    out: list[str] = []
+    items: list[str] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in _TASK_OPTION_FLAGS:
+            if i + 1 >= len(rest):
+                raise MRTPOError(f"{arg} needs KEY=VALUE, e.g. {arg} semantics=official")
+            items.append(rest[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--task_option="):
+            items.append(arg.partition("=")[2])
+        elif arg.startswith("-T") and not arg.startswith("--"):
+            items.append(arg[2:])
+        else:
+            out.append(arg)
+        i += 1
+    return out, items
+
+
+def _config_task_options(file_values: dict[str, Any]) -> dict[str, Any]:
+    """The ``task_option`` key of a ``--config`` file: a mapping (``{semantics: official}``) or a list of
+    ``KEY=VALUE`` items.
+
+    Raises:
+        MRTPOError: it is neither.
+    """
+    from ..task_options import parse_assignments
+
+    given = file_values.get("task_option")
+    if given is None:
+        return {}
+    if isinstance(given, dict):
+        return {str(k): v for k, v in given.items()}
+    if isinstance(given, list):
+        return parse_assignments([str(v) for v in given], flag="task_option:")
+    raise MRTPOError(
+        f"--config: task_option is a mapping (task_option: {{semantics: official}}) or a list of KEY=VALUE items, "
+        f"got {given!r}"
+    )
+
+
+def train_task_options(flags: list[str]) -> dict[str, Any]:
+    """The task options these train flags set: the ``task_option`` key of their ``--config`` file, then the ``-T``
+    flags (a flag wins), e.g. for ``compare``, which loads the task its runs train on.
+
+    Raises:
+        MRTPOError: a ``-T`` item that is not KEY=VALUE, one option given twice with different values.
+    """
+    from ..task_options import parse_assignments
+
+    _, items = _split_task_options(list(flags))
+    return {**_config_task_options(config_file_values(list(flags))), **parse_assignments(items)}
+
+
+def _print_task_options(task: Any, spec: str) -> None:
+    """The end of ``train TASK --help``: the task's options, their types, defaults and help."""
+    from ..task_options import describe_options
+
+    if not task.options:
+        print(f"\ntask options: {spec} declares none")
+        return
+    print(f"\ntask options of {spec} (task {task.name!r}; set with -T KEY=VALUE):")
+    for line in describe_options(task.options):
+        print(line)
+
+
 def config_file_values(rest: list[str]) -> dict[str, Any]:
     """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
     path = train_flag_value(rest, "config")
@@ -137,10 +223,14 @@ def train_command(rest: list[str]) -> int:
     its snake_case name (``--max_steps``), with a deprecation note."""
     from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
+    from ..task_options import parse_assignments
+
     hf_parser = _train_parser(MRTPOConfig)
     rest = _snake_case_flags(rest, hf_parser)
+    rest, option_items = _split_task_options(rest)  # -T K=V: the task's options, checked by the task
     known, _ = _pre_parse(rest)
     file_values = config_file_values(rest)
+    task_options = {**_config_task_options(file_values), **parse_assignments(option_items)}
     for name in ("algo", "model"):
         if train_flag_value(rest, name) is None and file_values.get(name) is not None:
             setattr(known, name, str(file_values[name]))
@@ -162,8 +252,9 @@ def train_command(rest: list[str]) -> int:
             from ..loader import load_task
 
             try:
-                task = load_task(known.task)
+                task = load_task(known.task, options=task_options)
             except MRTPOError as exc:
+                task = None
                 print(f"note: defaults shown without the task's own ({exc})", file=sys.stderr, flush=True)
             else:
                 preset.update(_task_presets(task))
@@ -174,11 +265,13 @@ def train_command(rest: list[str]) -> int:
         if not known.help:
             return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
         hf_parser.print_help()
+        if known.task and task is not None:
+            _print_task_options(task, known.task)
         return 0
 
     from ..loader import load_task
 
-    task = load_task(known.task)
+    task = load_task(known.task, options=task_options)
     preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
     preset.update(_task_presets(task))  # the task's answers need this budget; a flag or YAML key still wins
     if task.eval_split is not None:
@@ -234,6 +327,7 @@ def train_command(rest: list[str]) -> int:
     ):
         config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
     script_args.model = known.model
+    script_args.task_option = [f"{k}={v}" for k, v in task_options.items()] or None  # as given: flags and --config
     if preset.get("use_cpu") and not preset.get("bf16") and _given(flags, file_values, "bf16") is None:
         print("note: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so --model trains in float32 "
               "(bf16 autocast would be emulated, slower)", flush=True)
@@ -358,7 +452,7 @@ def _train_parser(config_class):
 
     from trl import ModelConfig
 
-    return TrainParser(
+    parser = TrainParser(
         (TrainScriptArguments, config_class, ModelConfig),
         prog="mrtpo-sdk train TASK_FILE[@name]",
         description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
@@ -366,6 +460,9 @@ def _train_parser(config_class):
         "line override it.",
         allow_abbrev=False,
     )
+    # One KEY=VALUE per -T, as the other commands take it (train_command takes them out before this parser runs)
+    parser._option_string_actions["--task_option"].nargs = None
+    return parser
 
 
 def _explain_parse_error(message: str, parser) -> str:
@@ -518,6 +615,7 @@ def run_training(
     run_info = {
         "task": task.name,
         "task_file": str(task_file) if task_file else None,
+        "task_options": {k: _jsonable(v) for k, v in task.option_values.items()},
         "algo": config.algo,
         "seed": config.seed,
         "max_steps": config.max_steps,

@@ -59,7 +59,8 @@ class MRTPOTrainer(GRPOTrainer):
     """Train a policy on a :class:`~mrtpo_sdk.task.Task` with MRTPO, GDPO or GRPO (``args.algo``).
 
     Args:
-        task: the task; its verifiers are the rewards, in order.
+        task: the task; its verifiers are the rewards, in order; its examples load with its options
+            (``task.with_options(...)``, ``load_task(spec, options=...)``).
         model: a model id/path or a ``PreTrainedModel`` (as for ``GRPOTrainer``).
         args: an :class:`MRTPOConfig`.
         examples: the training examples (default: ``task.load_examples("train", data)``).

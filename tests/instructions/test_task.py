@@ -134,6 +134,41 @@ def test_data_flag_reads_ifeval_jsonl_and_warns_about_unlocated_constraints(task
     assert task.score(rain, task.reference_completion(rain))[0].reward == 1.0
 
 
+def test_a_data_file_is_split_by_id_so_validation_is_held_out_from_training(task, tmp_path) -> None:
+    import json
+
+    rows = [
+        {
+            "key": i,
+            "prompt": f"Write a note about harbor number {i}. Do not use any commas in your response.",
+            "instruction_id_list": ["punctuation:no_comma"],
+            "kwargs": [{}],
+        }
+        for i in range(200)
+    ]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    ids = lambda t, split, file=path: [e.id for e in t.load_examples(split, data=str(file))]  # noqa: E731
+    train, validation, every = ids(task, "train"), ids(task, "validation"), ids(task, "all")
+    assert every == [str(i) for i in range(200)]
+    assert not set(train) & set(validation) and sorted(train + validation, key=int) == every
+    assert 8 <= len(validation) <= 35  # 10% of 200 rows, by a hash of each id
+    # an id stays in its split whatever else the file holds, and a larger share holds out a superset
+    (tmp_path / "half.jsonl").write_text("\n".join(json.dumps(r) for r in rows[:100]), encoding="utf-8")
+    assert ids(task, "validation", tmp_path / "half.jsonl") == [i for i in validation if int(i) < 100]
+    wider = ids(task.with_options(validation_percent=50), "validation")
+    assert set(validation) < set(wider) and 70 <= len(wider) <= 130
+    assert ids(task.with_options(validation_percent=0), "train") == every
+    with pytest.raises(MRTPOError, match="split 'validation' has no examples"):
+        ids(task.with_options(validation_percent=0), "validation")
+    with pytest.raises(MRTPOError, match=r"a data file has the splits train, validation, all .* not 'unseen'"):
+        ids(task, "unseen")
+    with pytest.raises(MRTPOError, match="validation_percent is 0 to 100, got 101"):
+        ids(task.with_options(validation_percent=101), "train")
+    with pytest.raises(MRTPOError, match="-T validation_percent splits a --data file; the bundled data has its own"):
+        task.with_options(validation_percent=20).load_examples("validation")
+
+
 def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None:
     from mrtpo_sdk.evaluation import EvalRecord, ifeval_accuracy
     from mrtpo_sdk.instructions import check, constraint_verifiers

@@ -293,24 +293,16 @@ def test_limit_without_order_by_accepts_any_rows(sql_task, make_example):
     assert (official["result_match"], training["result_match"]) == (0.0, 1.0)
 
 
-def test_official_semantics_from_data_option(sql_task):
-    # (data directory, semantics, synthetic training questions): on for the bundled data, off for a directory
-    assert sql_task._data_option("semantics=official") == (None, "official", True)
-    assert sql_task._data_option("/some/path,semantics=training") == ("/some/path", "training", False)
-    assert sql_task._data_option("/some/path,synthetic=on") == ("/some/path", "training", True)
-    assert sql_task._data_option("synthetic=off,semantics=official") == (None, "official", False)
-    assert sql_task._data_option(" Synthetic = off ,,") == (None, "training", False)  # spaces, case, empty items
-    from mrtpo_sdk.sql import SQLDataError as DataError
+def test_official_semantics_from_the_task_option(sql_task):
+    from mrtpo_sdk import MRTPOError
 
-    for twice in ("synthetic=on,synthetic=off", "semantics=official,semantics=training"):
-        with pytest.raises(DataError, match="is given twice"):
-            sql_task._data_option(twice)
-    assert sql_task.examples("dev", "semantics=official")[0].semantics == "official"
+    assert sql_task.task.option_values == {"semantics": "training", "synthetic": None}
+    assert sql_task.task.with_options(semantics="official").load_examples("dev")[0].semantics == "official"
     assert sql_task.examples("dev")[0].semantics == "training"
-    from mrtpo_sdk.sql import SQLDataError
-
-    with pytest.raises(SQLDataError, match="semantics is one of training, official"):
-        sql_task.examples("dev", "semantics=strict")
+    with pytest.raises(MRTPOError, match="option 'semantics' of task 'sql' is one of training, official"):
+        sql_task.task.with_options(semantics="strict")
+    with pytest.raises(MRTPOError, match=r"--data is the dataset path; .* \(-T semantics=official\)"):
+        sql_task.task.load_examples("dev", "semantics=official")
 
 
 def test_eval_reports_official_accuracy_beside_training(sql_task, make_example):

@@ -106,23 +106,29 @@ def _bundled_task():
 def test_bundled_training_split_is_the_written_questions_then_the_synthetic_ones(train, synth):
     task = _bundled_task()
     split = task.load_examples("train")
-    written = task.load_examples("train", "synthetic=off")
+    written = task.with_options(synthetic=False).load_examples("train")
     assert [ex.id for ex in written] == [ex.id for ex in train]
     assert [ex.id for ex in split] == [ex.id for ex in train] + [ex.id for ex in synth]
     assert [ex.query for ex in split[len(train):]] == [ex.query for ex in synth]
     # the dev split never gets them, and official semantics reach the synthetic examples too
-    assert [ex.id for ex in task.load_examples("dev")] == [ex.id for ex in task.load_examples("dev", "synthetic=on")]
+    with_synth = task.with_options(synthetic="true")
+    assert [ex.id for ex in task.load_examples("dev")] == [ex.id for ex in with_synth.load_examples("dev")]
     assert not any(ex.id.startswith("synth-") for ex in task.load_examples("dev"))
-    official = task.load_examples("train", "semantics=official")
+    official = task.with_options(semantics="official").load_examples("train")
     assert len(official) == len(split) and {ex.semantics for ex in official} == {"official"}
 
 
-def test_bundled_data_option_synthetic_is_on_or_off(tmp_path):
-    from mrtpo_sdk.sql import SQLDataError
+def test_synthetic_option_is_a_bool_and_off_for_a_data_folder():
+    from mrtpo_sdk import MRTPOError
 
     task = _bundled_task()
-    with pytest.raises(SQLDataError, match="synthetic is on or off, got 'yes'"):
-        task.load_examples("train", "synthetic=yes")
+    sql_data_dir = Path(__file__).resolve().parents[2] / "tasks" / "data" / "sql"  # given as --data: a Spider folder
+    with pytest.raises(MRTPOError, match=r"-T synthetic=maybe: option 'synthetic' of task 'sql' is a bool"):
+        task.with_options(synthetic="maybe")
+    folder = [ex.id for ex in task.load_examples("train", str(sql_data_dir))]
+    assert folder and not any(eid.startswith("synth-") for eid in folder)
+    added = [ex.id for ex in task.with_options(synthetic="on").load_examples("train", str(sql_data_dir))]
+    assert added[: len(folder)] == folder and any(eid.startswith("synth-") for eid in added[len(folder):])
 
 
 def test_every_synthetic_reference_earns_every_reward(synth):

@@ -70,7 +70,7 @@ BY_DESIGN = {
 
 def load_examples(data: Path = BUNDLED, semantics: str = "training") -> tuple[object, list]:
     task = load_task(ROOT / "tasks" / "bfcl.py")
-    examples = task.load_examples("all", f"{data},max_prompt_chars=0")
+    examples = task.with_options(max_prompt_chars=0).load_examples("all", data)
     return task, [replace(e, semantics=semantics) for e in examples]
 
 

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mrtpo_sdk import MRTPOError
 from mrtpo_sdk.evaluation import bfcl_ast_accuracy
 from mrtpo_sdk.evaluation.core import EvalRecord
 from mrtpo_sdk.toolcall import (
-    BFCLDataError,
     ToolCall,
     check_calls,
     declines_to_call,
     documented_default,
-    parse_data_option,
     parse_tool_response,
     strings_match,
 )
@@ -293,11 +292,9 @@ def test_parallel_178_data_slip_pays_a_wrong_call_set_officially_only():
 
 
 def test_semantics_option():
-    assert parse_data_option("semantics=official").semantics == "official"
-    assert parse_data_option("simple").semantics is None
-    with pytest.raises(BFCLDataError, match="semantics is one of training, official, got 'strict'"):
-        parse_data_option("semantics=strict")
-    official = TASK.load_examples("train", f"{BUNDLED},semantics=official")
+    with pytest.raises(MRTPOError, match="option 'semantics' of task 'bfcl' is one of training, official"):
+        TASK.with_options(semantics="strict")
+    official = TASK.with_options(semantics="official").load_examples("train", BUNDLED)
     assert {e.semantics for e in official} == {"official"}
     assert {e.semantics for e in TASK.load_examples("train", BUNDLED)} == {"training"}
     with pytest.raises(ValueError, match="unknown semantics 'x'"):

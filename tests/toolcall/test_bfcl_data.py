@@ -1,4 +1,4 @@
-"""The BFCL loader: committed subset, installed-package lookup, held-out split, --data option, data errors."""
+"""The BFCL loader: committed subset, installed-package lookup, held-out split, the task's options, data errors."""
 
 import hashlib
 import json
@@ -11,11 +11,10 @@ import pytest
 from mrtpo_sdk.toolcall import (
     CATEGORIES,
     BFCLDataError,
-    DataOption,
     installed_data_dir,
     is_held_out,
     load_bfcl,
-    parse_data_option,
+    resolve_categories,
 )
 
 BUNDLED = Path(__file__).resolve().parents[2] / "tasks" / "data" / "bfcl"
@@ -94,7 +93,8 @@ def test_installed_package_is_found_by_importlib_resources(tmp_path, monkeypatch
     _write(pkg / "data", "simple_python", [Q], [A])
     (pkg / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    monkeypatch.delitem(sys.modules, "bfcl_eval", raising=False)
+    monkeypatch.setitem(sys.modules, "bfcl_eval", None)  # undone after the test: no fake package for later tests
+    del sys.modules["bfcl_eval"]
     assert installed_data_dir() == pkg / "data"
     assert [e.id for e in load_bfcl(None, ["simple"], "all")] == ["simple_python_0"]
 
@@ -107,12 +107,27 @@ def test_not_installed(monkeypatch):
         data.load_bfcl(None, ["simple"])
 
 
-def test_parse_data_option(tmp_path):
-    assert parse_data_option(None) == DataOption()
-    assert parse_data_option("simple,live_multiple") == DataOption(None, ("simple_python", "live_multiple"), None)
-    assert parse_data_option("all,max_prompt_chars=0").categories == CATEGORIES
-    assert parse_data_option(f"{tmp_path},max_prompt_chars=500") == DataOption(tmp_path, None, 500)
-    with pytest.raises(BFCLDataError, match="neither a BFCL category"):
-        parse_data_option("simpel")
-    with pytest.raises(BFCLDataError, match="whole number"):
-        parse_data_option("max_prompt_chars=lots")
+def test_resolve_categories_aliases_all_and_unknown():
+    assert resolve_categories(["simple", "live_multiple", "simple_python"]) == ("simple_python", "live_multiple")
+    assert resolve_categories(["all"]) == CATEGORIES
+    assert resolve_categories(["irrelevance", "all"])[:2] == ("irrelevance", "simple_python")
+    with pytest.raises(BFCLDataError, match=r"unknown BFCL category 'simpel' \(did you mean simple\?\)"):
+        resolve_categories(["simpel"])
+
+
+def test_task_options_select_categories_and_prompt_length():
+    from mrtpo_sdk import MRTPOError, load_task
+
+    task = load_task(Path(__file__).resolve().parents[2] / "tasks" / "bfcl.py")
+    assert task.option_values == {"categories": ("all",), "max_prompt_chars": 2000, "semantics": "training"}
+    two = task.with_options(categories="simple,live_multiple", max_prompt_chars="0").load_examples("all", BUNDLED)
+    # 40 live_multiple questions less the one no call can answer (the task drops it)
+    assert Counter(e.category for e in two) == {"simple_python": 60, "live_multiple": 39}
+    short = task.with_options(categories="simple", max_prompt_chars="1000").load_examples("all", BUNDLED)
+    assert 0 < len(short) < 60
+    with pytest.raises(MRTPOError, match="option 'max_prompt_chars' of task 'bfcl' is a whole number"):
+        task.with_options(max_prompt_chars="lots")
+    with pytest.raises(BFCLDataError, match="max_prompt_chars is a number of characters"):
+        task.with_options(max_prompt_chars=-1).load_examples("train", BUNDLED)
+    with pytest.raises(BFCLDataError, match="unknown BFCL category 'simpel'"):
+        task.with_options(categories="simpel").load_examples("train", BUNDLED)

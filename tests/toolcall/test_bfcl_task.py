@@ -19,7 +19,7 @@ def task():
 
 @pytest.fixture(scope="module")
 def examples(task):
-    return {e.id: e for e in task.load_examples("all", f"{BUNDLED},max_prompt_chars=0")}
+    return {e.id: e for e in task.with_options(max_prompt_chars=0).load_examples("all", BUNDLED)}
 
 
 def test_examples_and_unanswerable_questions_dropped(task, examples):
@@ -31,7 +31,7 @@ def test_examples_and_unanswerable_questions_dropped(task, examples):
     # the default prompt-length limit (2,000 characters) for the embedded CPU run
     assert len(train) == 252 and len(test) == 22
     assert all(sum(len(m["content"]) for m in task.rollout_prompt(e)) <= 2000 for e in train)
-    live = task.load_examples("train", f"{BUNDLED},live_simple,live_parallel")
+    live = task.with_options(categories=("live_simple", "live_parallel")).load_examples("train", BUNDLED)
     assert {e.category for e in live} == {"live_simple", "live_parallel"}
 
 
