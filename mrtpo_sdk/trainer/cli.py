@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
 from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
 
-__all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value"]
+__all__ = ["TrainScriptArguments", "print_summary", "run_training", "train_command", "train_flag_value"]
 
 
 @dataclass
@@ -60,23 +59,8 @@ class TrainScriptArguments:
     warm_start_learning_rate: float = field(
         default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5%% warm-up)."}
     )
-    save_merged_policy: bool = field(
-        default=True,
-        metadata={
-            "help": "With --use_peft: also save OUTPUT_DIR/policy, the LoRA adapter merged into the base model (a "
-            "full copy: 540 MB for SmolLM2-135M in float32). false: OUTPUT_DIR/adapter alone (a few MB), which "
-            "--model OUTPUT_DIR loads on top of its base model, e.g. for the runs of a compare matrix."
-        },
-    )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
-    )
-    save_policy: bool = field(
-        default=True,
-        metadata={
-            "help": "Save the final policy (model + tokenizer) to OUTPUT_DIR/policy, loadable by --model and "
-            "from_pretrained."
-        },
     )
 
 
@@ -210,23 +194,6 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
-    if config.max_steps == 0 or config.max_steps < -1:
-        return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
-    for name in ("eval_steps", "save_steps", "logging_steps"):
-        # As given, before TrainingArguments reads it: it runs with -1 (no evaluation but the first and last) and
-        # replaces 0 with logging_steps, silently either way
-        given = _given(flags, file_values, name)
-        if given is None:
-            continue
-        try:
-            value = float(given)
-        except (TypeError, ValueError):
-            continue  # the parser has reported it
-        if not ((value >= 1 and value.is_integer()) or 0 < value < 1):
-            return _error(
-                f"--{name} must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: every "
-                f"quarter), got {given}"
-            )
     if (
         str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
         and preset.get("eval_on_start")
@@ -397,20 +364,21 @@ def run_training(
     model_args: Any = None, from_task: dict[str, Any] | None = None,
 ) -> int:
     """Train ``task`` and print where the outputs are. ``from_task``: the settings the task file chose (no flag or
-    ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``."""
-    from ..policy.for_task import task_policy
-    from ..policy.pretrained import ADAPTER_SUBDIR, POLICY_SUBDIR
+    ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``.
+
+    The run folder (``run.json``, the logs, the policy and its card) is the trainer's
+    (:class:`~mrtpo_sdk.trainer.MRTPOTrainer`); this builds or loads the policy, checks what can be checked before
+    that, and prints the banner and the summary."""
+    from ..policy.pretrained import quiet_loading
     from . import MRTPOTrainer
-    from .callbacks import RichProgressCallback, read_metrics
+    from .callbacks import RichProgressCallback
     from .runs import prepare_output_dir, resolve_checkpoint
-    from .trainer import require_enough_examples
+    from .trainer import require_enough_examples, reward_weights
 
     examples = task.load_examples("train", script_args.data)
     # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint,
     # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
     require_enough_examples(len(examples), config, what=f"task {task.name!r}")
-    from .trainer import reward_weights
-
     reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
     from ..authoring.contracts import preflight
 
@@ -419,76 +387,27 @@ def run_training(
     from ..authoring.check import check_prompts
 
     check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
-    checked_model = None
     if script_args.warm_start_steps and script_args.model is None:
         raise MRTPOError(
             "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
             "Task(warm_start_steps=N) in the task file, or pass --model)"
         )
-    if not script_args.save_merged_policy and peft_config is None:
-        raise MRTPOError(
-            "--save_merged_policy false keeps a LoRA run's adapter without the merged model; this run trains every "
-            "weight (no --use_peft true): pass --save_policy false to save no policy"
-        )
     if script_args.warm_start_steps < 0:
         raise MRTPOError(f"--warm_start_steps must be >= 0 (0: no warm start), got {script_args.warm_start_steps}")
+    checked_model = None
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
         from ..policy.pretrained import check_model
 
         checked_model = check_model(script_args.model)  # a run folder -> its saved policy/
     out = Path(config.output_dir)
-    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=log)
     if checkpoint is not None:
         _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
-    if checkpoint is None:
-        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
-    from ..policy.pretrained import quiet_loading
-
-    model: Any = script_args.model
-    tokenizer = None
-    if model is None:
-        with quiet_loading():  # the cached embedded policy: no "Loading weights" bar
-            model, tokenizer, path = task_policy(
-                task,
-                examples,
-                seed=config.seed,
-                preset=script_args.policy_preset,
-                rebuild=script_args.rebuild_policy,
-                log=lambda msg: print(msg, flush=True),
-            )
-        policy_label = (
-            f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
-            f"from {path}"
-        )
     else:
-        model = checked_model
-        policy_label = str(model)
-        from ..policy.pretrained import is_adapter_folder, merged_adapter_folder
+        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=log)
 
-        if is_adapter_folder(model):  # a LoRA run saved without its merged policy: merged once into the cache
-            with quiet_loading():
-                model = str(merged_adapter_folder(model, log=lambda msg: print(msg, flush=True)))
-            policy_label = f"{checked_model} merged into its base model (cached in {model})"
-        from ..policy.gguf import describe_origin, model_origin
-
-        origin = model_origin(model)
-        if origin is not None:  # a GGUF --model: its dequantized folder in the cache
-            policy_label = f"{describe_origin(origin)} (cached in {model})"
-        if script_args.warm_start_steps:
-            from ..policy.warm_start import warm_started_model
-
-            with quiet_loading():
-                model = str(warm_started_model(
-                    task, examples, model, steps=script_args.warm_start_steps,
-                    learning_rate=script_args.warm_start_learning_rate, seed=config.seed,
-                    log=lambda msg: print(msg, flush=True),
-                ))
-            policy_label = (f"{policy_label}, warm-started with {script_args.warm_start_steps} supervised steps on "
-                            f"the task's references ({model})")
-        if Path(model).is_dir():
-            from ..policy.pretrained import load_tokenizer
-
-            tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+    model, tokenizer, policy_label, initial_policy = _policy(task, examples, script_args, config, checked_model)
     print(f"policy: {policy_label}", flush=True)
     print(
         f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
@@ -497,6 +416,15 @@ def run_training(
     )
     if from_task:
         print("; ".join(f"{k} {v} (from the task)" for k, v in from_task.items()), flush=True)
+    run_info = {
+        "task_file": str(task_file) if task_file else None,
+        "policy": policy_label,
+        "initial_policy": initial_policy,
+        "model_folder": checked_model,
+        "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
+        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
+        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
+    }
     with quiet_loading():  # TRL loads --model (and a reference model) here
         trainer = MRTPOTrainer(
             task,
@@ -507,6 +435,7 @@ def run_training(
             processing_class=tokenizer,
             callbacks=[RichProgressCallback(task.verifier_names)],
             peft_config=peft_config,
+            run_info=run_info,
         )
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -514,123 +443,112 @@ def run_training(
     # each step's 40-key dict with --model) would repeat them.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
-    run_info = {
-        "task": task.name,
-        "task_file": str(task_file) if task_file else None,
-        "algo": config.algo,
-        "seed": config.seed,
-        "max_steps": config.max_steps,
-        "global_step": 0,
-        "finished": False,
-        "reward_names": task.verifier_names,
-        "policy": policy_label,
-        "initial_policy": str(path) if script_args.model is None else (
-            str(model) if script_args.warm_start_steps else str(script_args.model)),
-        "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
-        "policy_dir": None,
-        "resumed_from": checkpoint,
-        "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
-        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
-        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
-    }
+    trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
     if trainer.accelerator.is_main_process:
-        _write_run_info(out, run_info)
-    start = time.perf_counter()
-    try:
-        trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
-    except KeyboardInterrupt:
-        if trainer.accelerator.is_main_process:
-            run_info.update(global_step=trainer.state.global_step, interrupted=True)
-            _write_run_info(out, run_info)
-            from .runs import complete_checkpoints
-
-            saved = complete_checkpoints(out)
-            hint = (f"; continue it with --resume_from_checkpoint true (latest: {saved[0].name})" if saved
-                    else "; no checkpoint was saved (--save_strategy steps --save_steps N saves them)")
-            print(f"interrupted at step {trainer.state.global_step}{hint}", file=sys.stderr, flush=True)
-        raise
-    elapsed = time.perf_counter() - start
-    policy_dir = out / POLICY_SUBDIR
-    if peft_config is not None and not script_args.save_merged_policy:
-        policy_dir = out / ADAPTER_SUBDIR  # the adapter alone is the saved policy
-    if script_args.save_policy:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # "Writing model shards" beside our own progress lines
-        if peft_config is not None:
-            # LoRA: the adapter as TRL saves it, and policy/ the merged model, loadable by --model / from_pretrained
-            trainer.save_model(str(out / ADAPTER_SUBDIR))
-            if trainer.accelerator.is_main_process and script_args.save_merged_policy:
-                merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
-                merged.save_pretrained(str(policy_dir))
-                trainer.processing_class.save_pretrained(str(policy_dir))
-        else:
-            trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
-        if trainer.accelerator.is_main_process:
-            _write_model_card(trainer, policy_dir, task, base=policy_label, task_file=task_file,
-                              base_folder=checked_model)
-        hf_logging.enable_progress_bar()
-    if trainer.accelerator.is_main_process:
-        rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
-        train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
-        eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
-        run_info.update(
-            global_step=trainer.state.global_step,
-            finished=trainer.state.global_step >= config.max_steps,
-            elapsed_s=round(elapsed, 2),
-            policy_dir=str(policy_dir) if script_args.save_policy else None,
-            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")}
-            if eval_rows and eval_rows[0]["step"] == 0
-            else None,
-            eval_after={k[5:]: v for k, v in eval_rows[-1].items() if k.startswith("eval/")}
-            if len(eval_rows) > 1
-            else None,
-            headline_metrics=list(trainer.last_eval_report.headline_names) if trainer.last_eval_report else [],
-        )
-        _write_run_info(out, run_info)
-        resumed = f" (resumed from {checkpoint})" if checkpoint else ""
-        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s{resumed}")
-        window = max(1, min(10, len(train_rows) // 2))
-        if train_rows:
-            print(f"mean reward, first {window} -> last {window} steps:")
-        else:
-            print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
-        for name in task.verifier_names if train_rows else []:
-            key = f"rewards/{name}/mean"
-            vals = [r[key] for r in train_rows if r.get(key) is not None]
-            if vals:
-                first, last = vals[:window], vals[-window:]
-                print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
-            else:
-                print(f"  {name}: never applied (the verifier returned None for every completion)")
-        if len(eval_rows) > 1:
-            before, after = eval_rows[0], eval_rows[-1]
-            n = len(trainer.eval_examples or [])
-            k = config.num_generations_eval or 1
-            mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
-            print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
-            headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
-            print_eval_change(before, after, headline, [*task.verifier_names, "all_rewards"])
-        print(f"metrics: {out / 'metrics.jsonl'}")
-        if (out / "rewards.png").exists():
-            print(f"curves:  {out / 'rewards.png'}")
-        if (out / "samples.jsonl").exists():
-            print(f"samples: {out / 'samples.jsonl'}")
-        from .credit import credit_pages_line
-
-        credit_line = credit_pages_line(out)
-        if credit_line:
-            print(credit_line)
-        if script_args.save_policy:
-            print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
-            if peft_config is not None and script_args.save_merged_policy:
-                print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
-            elif peft_config is not None:
-                print(f"         (the LoRA adapter alone, --save_merged_policy false: --model {out} loads it on "
-                      f"its base model)")
-        else:
-            print("policy:  not saved (--save_policy false)")
+        print_summary(trainer, task_file=task_file)
     return 0
+
+
+def _policy(task, examples, script_args: TrainScriptArguments, config, checked_model: str | None):
+    """The initial policy: ``(model, tokenizer or None, label, initial_policy)``, the embedded bootstrap policy or
+    ``--model`` (an adapter folder merged, a GGUF file dequantized, warm-started with ``--warm_start_steps``)."""
+    from ..policy.pretrained import quiet_loading
+
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    if checked_model is None:
+        from ..policy.for_task import task_policy
+
+        with quiet_loading():  # the cached embedded policy: no "Loading weights" bar
+            model, tokenizer, path = task_policy(task, examples, seed=config.seed, preset=script_args.policy_preset,
+                                                 rebuild=script_args.rebuild_policy, log=log)
+        label = (f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
+                 f"from {path}")
+        return model, tokenizer, label, str(path)
+    model: Any = checked_model
+    label = str(model)
+    from ..policy.pretrained import is_adapter_folder, merged_adapter_folder
+
+    if is_adapter_folder(model):  # a LoRA run saved without its merged policy: merged once into the cache
+        with quiet_loading():
+            model = str(merged_adapter_folder(model, log=log))
+        label = f"{checked_model} merged into its base model (cached in {model})"
+    from ..policy.gguf import describe_origin, model_origin
+
+    origin = model_origin(model)
+    if origin is not None:  # a GGUF --model: its dequantized folder in the cache
+        label = f"{describe_origin(origin)} (cached in {model})"
+    if script_args.warm_start_steps:
+        from ..policy.warm_start import warm_started_model
+
+        with quiet_loading():
+            model = str(warm_started_model(
+                task, examples, model, steps=script_args.warm_start_steps,
+                learning_rate=script_args.warm_start_learning_rate, seed=config.seed, log=log,
+            ))
+        label = (f"{label}, warm-started with {script_args.warm_start_steps} supervised steps on the task's "
+                 f"references ({model})")
+    tokenizer = None
+    if Path(model).is_dir():
+        from ..policy.pretrained import load_tokenizer
+
+        tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+    initial = str(model) if script_args.warm_start_steps else str(script_args.model)
+    return model, tokenizer, label, initial
+
+
+def print_summary(trainer, *, task_file: str | None = None) -> None:
+    """What ``train`` prints after a run: steps and time, each reward's mean first -> last steps, the dev metrics
+    before -> after, and where the run's files are (from ``run.json`` and ``metrics.jsonl``)."""
+    from ..policy.pretrained import ADAPTER_SUBDIR
+    from .callbacks import read_metrics
+    from .credit import credit_pages_line
+
+    task, config, info = trainer.task, trainer.args, trainer.run_record
+    out = Path(config.output_dir)
+    rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
+    train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
+    eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
+    resumed = f" (resumed from {info['resumed_from']})" if info.get("resumed_from") else ""
+    print(f"trained {trainer.state.global_step} steps in {info.get('elapsed_s') or 0:.0f} s{resumed}")
+    window = max(1, min(10, len(train_rows) // 2))
+    if train_rows:
+        print(f"mean reward, first {window} -> last {window} steps:")
+    else:
+        print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
+    for name in task.verifier_names if train_rows else []:
+        key = f"rewards/{name}/mean"
+        vals = [r[key] for r in train_rows if r.get(key) is not None]
+        if vals:
+            first, last = vals[:window], vals[-window:]
+            print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
+        else:
+            print(f"  {name}: never applied (the verifier returned None for every completion)")
+    if len(eval_rows) > 1:
+        before, after = eval_rows[0], eval_rows[-1]
+        n = len(trainer.eval_examples or [])
+        k = config.num_generations_eval or 1
+        mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
+        print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
+        headline = [k for k in info.get("headline_metrics") or [] if "/" not in k]  # per-category: run.json
+        print_eval_change(before, after, headline, [*task.verifier_names, "all_rewards"])
+    print(f"metrics: {out / 'metrics.jsonl'}")
+    if (out / "rewards.png").exists():
+        print(f"curves:  {out / 'rewards.png'}")
+    if (out / "samples.jsonl").exists():
+        print(f"samples: {out / 'samples.jsonl'}")
+    credit_line = credit_pages_line(out)
+    if credit_line:
+        print(credit_line)
+    policy_dir = info.get("policy_dir")
+    if policy_dir:
+        print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
+        if Path(policy_dir).name == ADAPTER_SUBDIR:
+            print(f"         (the LoRA adapter alone, --save_merged_policy false: --model {out} loads it on "
+                  f"its base model)")
+        elif (out / ADAPTER_SUBDIR).is_dir():
+            print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
+    else:
+        print("policy:  not saved (--save_policy false)")
 
 
 def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: list[str], others: list[str]) -> None:
@@ -647,54 +565,6 @@ def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: l
             console.print(f"  {key}: {b:.3f} -> {a:.3f} (headline)", style="bold", markup=False)
         else:
             console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
-
-
-def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: str | None,
-                      base_folder: str | None = None) -> None:
-    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), saying what the base policy
-    was (``base``: the embedded bootstrap policy and its folder, a local model folder, or a Hub id, the only one
-    linked) and the task file, with no link to a Hub page that does not exist; the quick start loads the policy
-    folder. TRL writes the card into the run folder: a README.md there before is put back (none: removed), so the
-    card lives in ``policy/`` only. ``base_folder``: the folder ``--model`` resolved to; a dequantized GGUF's card
-    names the GGUF file and its package. A card that cannot be made leaves a note, never a failed run."""
-    import json
-    import re
-
-    root_card = Path(trainer.args.output_dir) / "README.md"
-    before = root_card.read_bytes() if root_card.is_file() else None
-    try:
-        trainer.create_model_card(model_name=f"{task.name} ({trainer.args.algo}) policy")
-        text = root_card.read_text(encoding="utf-8")
-        from ..policy.gguf import describe_origin, model_origin
-        from ..policy.pretrained import looks_like_path
-
-        gguf = model_origin(base_folder) if base_folder else None
-        hub = base if gguf is None and not base.startswith("embedded ") and not looks_like_path(base) else None
-        if gguf is not None:
-            origin = f"the GGUF file {describe_origin(gguf)}"
-            if ", warm-started with " in base:
-                origin += ", warm-started with" + base.split(", warm-started with", 1)[1].split(" (")[0]
-        else:
-            origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
-                f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
-            )
-        where = f"task `{task.name}`" + (f" (task file `{task_file}`)" if task_file else "")
-        text = re.sub(
-            r"^This model is a fine-tuned version of .*$",
-            lambda _: f"This model is a fine-tuned version of {origin}, trained with mrtpo-sdk on the {where}.",
-            text,
-            count=1,
-            flags=re.M,
-        )
-        text = text.replace('model="None"', f"model={json.dumps(str(policy_dir))}")  # the quick start loads it
-        (policy_dir / "README.md").write_text(text, encoding="utf-8")
-    except Exception as exc:  # noqa: BLE001 - the card is a nicety
-        print(f"note: no model card ({type(exc).__name__}: {exc})", flush=True)
-    finally:
-        if before is not None:
-            root_card.write_bytes(before)
-        elif root_card.is_file():
-            root_card.unlink()
 
 
 def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
@@ -738,20 +608,6 @@ def _warm_start_record(folder: Any) -> dict[str, Any] | None:
 
 
 def _jsonable(v: Any) -> Any:
-    import json
+    from .runs import jsonable
 
-    try:
-        json.dumps(v)
-        return v
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def _write_run_info(out: Path, info: dict[str, Any]) -> None:
-    """``OUTPUT_DIR/run.json``: what was run (task, algo, seed, every setting) and, at the end, how it went."""
-    import json
-
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "run.json.tmp"
-    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / "run.json")
+    return jsonable(v)
