@@ -10,7 +10,6 @@ runs the authoring tools' preflight checks before training.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,26 +62,62 @@ class TrainScriptArguments:
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
 
+    def __post_init__(self) -> None:
+        """Raises ``ValueError`` (the CLI's one ``error:`` line) for a negative ``--warm_start_steps``."""
+        if self.warm_start_steps < 0:
+            raise ValueError(f"--warm_start_steps must be >= 0 (0: no warm start), got {self.warm_start_steps}")
+
 
 def _error(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
 
 
-def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    pre.add_argument("task", nargs="?")
-    pre.add_argument("--algo", default="mrtpo")
-    pre.add_argument("--model", default=None)
-    pre.add_argument("--model_name_or_path", default=None)
-    pre.add_argument("-h", "--help", action="store_true")
-    return pre.parse_known_args(rest)
+def given_settings(flags: list[str]) -> dict[str, Any]:
+    """The train settings the user gave, by name: the keys of the ``--config`` file, then the command line's flags
+    over them (``--name V`` / ``--name=V``; the last one wins; a flag with several values gives a list, a flag
+    without one ``True``). Values as given: strings from the command line, YAML's types from the file. ``flags``
+    holds no TASK_FILE.
+
+    This is what the presets need before TRL's parser runs (which policy, which algo, which settings the user set
+    and the presets must leave alone); the values that train uses are the parser's."""
+    return {**config_file_values(flags), **_flag_values(flags)}
 
 
-def config_file_values(rest: list[str]) -> dict[str, Any]:
+def _flag_values(flags: list[str]) -> dict[str, Any]:
+    """The command line's ``--name value`` pairs (see :func:`given_settings`)."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(flags):
+        arg = flags[i]
+        i += 1
+        if not arg.startswith("--"):
+            continue
+        name, eq, value = arg[2:].partition("=")
+        if eq:
+            values[name] = value
+            continue
+        given = []
+        while i < len(flags) and not flags[i].startswith("--"):
+            given.append(flags[i])
+            i += 1
+        values[name] = given[0] if len(given) == 1 else (given or True)
+    return values
+
+
+def train_flag_value(flags: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` on the command line (the last one wins; the first of several
+    values), else ``None``; the ``--config`` file is not read (:func:`train_setting` reads both)."""
+    value = _flag_values(flags).get(name)
+    if isinstance(value, list):
+        value = value[0]
+    return None if value is None else ("true" if value is True else str(value))
+
+
+def config_file_values(flags: list[str]) -> dict[str, Any]:
     """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
-    path = train_flag_value(rest, "config")
-    if not path:
+    path = _flag_values(flags).get("config")
+    if not isinstance(path, str) or not path:
         return {}
     try:
         import yaml
@@ -96,15 +131,7 @@ def config_file_values(rest: list[str]) -> dict[str, Any]:
 def train_setting(flags: list[str], name: str) -> Any:
     """A train setting as these train flags give it: ``--name V``, else the key ``name`` of their ``--config`` file,
     else ``None`` (e.g. ``compare`` asking which ``--data``/``--model``/``--policy_preset`` a run will use)."""
-    return _given(flags, config_file_values(flags), name)
-
-
-def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
-    """A train setting as the user gave it: the command-line flag, else the ``--config`` key, else ``None``."""
-    value = train_flag_value(rest, name)
-    if value is None and file_values.get(name) is not None:
-        value = file_values[name]
-    return value
+    return given_settings(flags).get(name)
 
 
 def _task_presets(task: Any) -> dict[str, Any]:
@@ -113,60 +140,72 @@ def _task_presets(task: Any) -> dict[str, Any]:
     return {} if task.max_completion_length is None else {"max_completion_length": task.max_completion_length}
 
 
+def _task_and_flags(rest: list[str]) -> tuple[str | None, list[str], bool]:
+    """``(TASK_FILE or None, the other arguments, whether -h/--help was given)``. The task is the first argument
+    that is neither a flag nor a flag's value (``mrtpo-sdk train TASK [flags]``, or ``train --algo gdpo TASK``)."""
+    wants_help = any(a in ("-h", "--help") for a in rest)
+    rest = [a for a in rest if a not in ("-h", "--help")]
+    words = [i for i, a in enumerate(rest) if not a.startswith("-")]
+    free = [i for i in words if i == 0 or not (rest[i - 1].startswith("--") and "=" not in rest[i - 1])]
+    at = (free or [i for i in words if not rest[i].replace(".", "", 1).isdigit()] or [None])[0]  # 3 is a value
+    if at is None:
+        return None, rest, wants_help
+    return rest[at], rest[:at] + rest[at + 1 :], wants_help
+
+
 def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
 
-    Flags and ``--config`` keys behave alike (a flag wins): ``algo``, ``model``, ``data`` and the evaluation
-    settings choose the presets and the output folder either way. A flag's dashed spelling (``--max-steps``) acts as
-    its snake_case name (``--max_steps``), with a deprecation note."""
+    TRL's parser reads the flags and the ``--config`` file over the presets (a flag wins over a ``--config`` key);
+    the presets depend on what the user gave (:func:`given_settings`): ``--model`` (the embedded policy's or a
+    model's), the task (its own defaults, a held-out evaluation), ``--algo`` (the output folder). A flag's dashed
+    spelling (``--max-steps``) acts as its snake_case name (``--max_steps``), with a deprecation note."""
     from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
     hf_parser = _train_parser(MRTPOConfig)
-    rest = _snake_case_flags(rest, hf_parser)
-    known, _ = _pre_parse(rest)
-    file_values = config_file_values(rest)
-    for name in ("algo", "model"):
-        if train_flag_value(rest, name) is None and file_values.get(name) is not None:
-            setattr(known, name, str(file_values[name]))
-    alias = _given(rest, file_values, "model_name_or_path")  # TRL's ModelConfig name of --model
+    task_file, flags, wants_help = _task_and_flags(_snake_case_flags(rest, hf_parser))
+    given = given_settings(flags)
+    model = None if given.get("model") is None else str(given["model"])
+    alias = given.get("model_name_or_path")  # TRL's ModelConfig name of --model
     if alias is not None:
-        if known.model is not None and str(alias) != known.model:
-            return _error(f"--model {known.model} and --model_name_or_path {alias} disagree; give one of them")
-        known.model = str(alias)
-    if known.algo not in ALGORITHMS:
-        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
+        if model is not None and str(alias) != model:
+            return _error(f"--model {model} and --model_name_or_path {alias} disagree; give one of them")
+        model = str(alias)
+    algo = str(given.get("algo", "mrtpo"))
+    if algo not in ALGORITHMS:
+        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {algo!r}")
 
-    preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
-    if known.model is not None:
+    preset = dict(EMBEDDED_POLICY_DEFAULTS if model is None else MODEL_DEFAULTS)
+    if model is not None:
         from ..policy.presets import model_machine_defaults
 
         preset.update(model_machine_defaults())  # CPU: bf16 autocast where the CPU has it (TRL's default fails there)
-    if known.help or not known.task:
-        if known.help and known.task:  # `train TASK --help`: the defaults this task trains with
+    if wants_help or not task_file:
+        if wants_help and task_file:  # `train TASK --help`: the defaults this task trains with
             from ..loader import load_task
 
             try:
-                task = load_task(known.task)
+                task = load_task(task_file)
             except MRTPOError as exc:
                 print(f"note: defaults shown without the task's own ({exc})", file=sys.stderr, flush=True)
             else:
                 preset.update(_task_presets(task))
                 if task.max_completion_length is not None:
                     action = hf_parser._option_string_actions["--max_completion_length"]
-                    action.help = f"{action.help or ''} The task file {known.task} sets it.".strip()
+                    action.help = f"{action.help or ''} The task file {task_file} sets it.".strip()
         hf_parser.set_defaults(**preset)
-        if not known.help:
+        if not wants_help:
             return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
         hf_parser.print_help()
         return 0
 
     from ..loader import load_task
 
-    task = load_task(known.task)
-    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    task = load_task(task_file)
+    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{algo}"))
     preset.update(_task_presets(task))  # the task's answers need this budget; a flag or YAML key still wins
     if task.eval_split is not None:
-        data = _given(rest, file_values, "data")
+        data = given.get("data")
         try:
             task.load_examples(task.eval_split, data)
         except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
@@ -178,12 +217,13 @@ def train_command(rest: list[str]) -> int:
                 print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
         else:
             # Held-out evaluation before training, every quarter of the run and after the last step
-            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
-            preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
-    if _given(rest, file_values, "eval_steps") is not None and _given(rest, file_values, "eval_strategy") is None:
+            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off,
+            # the one at step 0 too (unless --eval_on_start says otherwise).
+            preset.update(eval_strategy="steps", eval_steps=0.25,
+                          eval_on_start=str(given.get("eval_strategy", "steps")) != "no")
+    if given.get("eval_steps") is not None and given.get("eval_strategy") is None:
         preset["eval_strategy"] = "steps"  # --eval_steps alone would otherwise be ignored (TRL's default is "no")
     hf_parser.set_defaults(**preset)
-    flags = [a for a in rest if a != known.task]
     import yaml
 
     try:
@@ -194,22 +234,16 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
-    if (
-        str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
-        and preset.get("eval_on_start")
-        and _given(flags, file_values, "eval_on_start") is None
-    ):
-        config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
-    script_args.model = known.model
-    if preset.get("use_cpu") and not preset.get("bf16") and _given(flags, file_values, "bf16") is None:
+    script_args.model = model
+    if preset.get("use_cpu") and not preset.get("bf16") and given.get("bf16") is None:
         print("note: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so --model trains in float32 "
               "(bf16 autocast would be emulated, slower)", flush=True)
     _require_extras(config)
-    peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
+    peft_config = _apply_model_config(model_args, config, given, embedded=model is None)
     from_task = {}  # the task's settings that took effect: no flag or --config key set them
-    if task.max_completion_length is not None and _given(flags, file_values, "max_completion_length") is None:
+    if task.max_completion_length is not None and given.get("max_completion_length") is None:
         from_task["max_completion_length"] = config.max_completion_length
-    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
+    return run_training(task, script_args, config, task_file=task_file, peft_config=peft_config,
                         model_args=model_args, from_task=from_task)
 
 
@@ -252,7 +286,7 @@ def _require_extras(config) -> None:
 _MODEL_LOADING = ("dtype", "attn_implementation", "model_revision", "load_in_4bit", "load_in_8bit")
 
 
-def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool):
+def _apply_model_config(model_args, config, given: dict[str, Any], *, embedded: bool):
     """TRL's ``ModelConfig`` flags (``--use_peft``, ``--lora_*``, ``--dtype``, ``--attn_implementation``,
     ``--model_revision``, ``--load_in_4bit/8bit``): returns the ``peft_config`` (or ``None``) and puts the loading
     options the user gave into ``config.model_init_kwargs``, as TRL's own scripts do.
@@ -261,21 +295,21 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
         MRTPOError: a loading option with the embedded policy (it is built here, not loaded), a quantization or PEFT
             option whose package is missing (the line names the extra to install).
     """
-    given = [name for name in _MODEL_LOADING if _given(rest, file_values, name) is not None]
-    if embedded and given:
+    loading = [name for name in _MODEL_LOADING if given.get(name) is not None]
+    if embedded and loading:
         raise MRTPOError(
-            f"--{given[0]} loads a model given by --model; the embedded policy is built here in float32 (pass --model "
-            f"to load one, or drop --{given[0]})"
+            f"--{loading[0]} loads a model given by --model; the embedded policy is built here in float32 (pass "
+            f"--model to load one, or drop --{loading[0]})"
         )
-    if not embedded and given:
+    if not embedded and loading:
         import torch
 
         kwargs = dict(config.model_init_kwargs or {})
-        if "dtype" in given:
+        if "dtype" in loading:
             kwargs["dtype"] = model_args.dtype if model_args.dtype in ("auto", None) else getattr(torch, model_args.dtype)
-        if "attn_implementation" in given:
+        if "attn_implementation" in loading:
             kwargs["attn_implementation"] = model_args.attn_implementation
-        if "model_revision" in given:
+        if "model_revision" in loading:
             kwargs["revision"] = model_args.model_revision
         if model_args.load_in_4bit or model_args.load_in_8bit:
             try:
@@ -289,7 +323,7 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
             kwargs["quantization_config"] = get_quantization_config(model_args)
         config.model_init_kwargs = kwargs
     if not model_args.use_peft:
-        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if _given(rest, file_values, f)]
+        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if given.get(f)]
         if lora:
             raise MRTPOError(f"--{lora[0]} configures LoRA adapters; add --use_peft true to train them")
         return None
@@ -300,18 +334,6 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
     from trl import get_peft_config
 
     return get_peft_config(model_args)
-
-
-def train_flag_value(flags: list[str], name: str) -> str | None:
-    """The value of ``--name V`` or ``--name=V`` in train flags (the last one wins), else ``None``."""
-    value = None
-    opt = f"--{name}"
-    for i, flag in enumerate(flags):
-        if flag == opt and i + 1 < len(flags):
-            value = flags[i + 1]
-        elif flag.startswith(opt + "="):
-            value = flag[len(opt) + 1 :]
-    return value
 
 
 def _train_parser(config_class):
@@ -392,8 +414,6 @@ def run_training(
             "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
             "Task(warm_start_steps=N) in the task file, or pass --model)"
         )
-    if script_args.warm_start_steps < 0:
-        raise MRTPOError(f"--warm_start_steps must be >= 0 (0: no warm start), got {script_args.warm_start_steps}")
     checked_model = None
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
         from ..policy.pretrained import check_model
