@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from transformers import TrainerCallback
 
-from mrtpo_sdk import TrainingInterrupted, load_task
+from mrtpo_sdk import MRTPOError, TrainingInterrupted, load_task
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.trainer import MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import RichProgressCallback
@@ -138,6 +138,10 @@ def test_checkpoints_write_no_bars_and_no_model_card_and_resume_warns_of_nothing
     assert trainer.args.save_steps == 0.5 and trainer.args.logging_steps == 0.5  # the settings are put back
     record = json.loads((out / "run.json").read_text())
     assert record["resumed_from"] == str(out / "checkpoint-1") and record["global_step"] == 2
+    other = MRTPOTrainer(task, model2, config(tmp_path, "gdpo", output_dir=str(out), **settings), processing_class=tok)
+    with pytest.raises(MRTPOError, match="that run trained algo 'mrtpo', this command algo 'gdpo'"):
+        other.train(resume_from_checkpoint=True)  # from Python as from the CLI
+    assert json.loads((out / "run.json").read_text()) == record  # untouched
 
 
 def test_fractions_of_the_run_become_the_steps_trainer_state_stores():
@@ -161,8 +165,6 @@ def test_create_model_card_names_the_base_model(tmp_path, local_model):
 
 
 def test_both_constructor_forms_and_their_mistakes(tmp_path, local_model):
-    from mrtpo_sdk import MRTPOError
-
     task = load_task(LETTERS)
     args = config(tmp_path, max_steps=1)
     rows = [{"prompt": f"p{i}"} for i in range(8)]

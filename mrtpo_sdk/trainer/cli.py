@@ -394,7 +394,7 @@ def run_training(
     from ..policy.pretrained import quiet_loading
     from . import MRTPOTrainer
     from .callbacks import RichProgressCallback
-    from .runs import prepare_output_dir, resolve_checkpoint
+    from .runs import check_resume_matches, prepare_output_dir, resolve_checkpoint
     from .trainer import require_enough_examples, reward_weights
 
     examples = task.load_examples("train", script_args.data)
@@ -422,8 +422,8 @@ def run_training(
     out = Path(config.output_dir)
     log = lambda msg: print(msg, flush=True)  # noqa: E731
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=log)
-    if checkpoint is not None:
-        _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
+    if checkpoint is not None:  # the trainer checks it too; here before the policy is built
+        check_resume_matches(out, checkpoint, task=task.name, algo=config.algo, model_args=_model_args(model_args))
     else:
         prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=log)
 
@@ -443,7 +443,7 @@ def run_training(
         "model_folder": checked_model,
         "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
         "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
-        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
+        "model_args": _model_args(model_args),
     }
     with quiet_loading():  # TRL loads --model (and a reference model) here
         trainer = MRTPOTrainer(
@@ -587,44 +587,17 @@ def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: l
             console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
 
 
-def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
-    """A resumed run continues the same task, algorithm and LoRA settings (its ``run.json`` says which).
-
-    Raises:
-        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
-            lora_target_modules) differ from this command's.
-    """
-    import json
-
-    info_path = out / "run.json"
-    if not info_path.is_file():
-        return
-    try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return
-    for key, value, flag in (("task", task_name, "the task file"), ("algo", algo, "--algo")):
-        if info.get(key) not in (None, value):
-            raise MRTPOError(
-                f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
-                f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
-            )
-    saved = info.get("model_args") or {}
-    if model_args is not None and saved:
-        for key in ("use_peft", "lora_r", "lora_alpha", "lora_target_modules"):
-            if key in saved and saved[key] != _jsonable(getattr(model_args, key, None)):
-                raise MRTPOError(
-                    f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
-                    f"command has {getattr(model_args, key, None)}; resume with the same LoRA settings"
-                )
-
-
 def _warm_start_record(folder: Any) -> dict[str, Any] | None:
     """``run.json``'s ``warm_start``: the warm-started folder and its ``warm_start.json`` (steps, loss, ...)."""
     from ..policy.warm_start import warm_start_info
 
     info = warm_start_info(str(folder))
     return None if info is None else {"folder": str(folder), **info}
+
+
+def _model_args(model_args: Any) -> dict[str, Any] | None:
+    """TRL's ``ModelConfig`` as ``run.json`` records it (``model_args``)."""
+    return None if model_args is None else {k: _jsonable(v) for k, v in vars(model_args).items()}
 
 
 def _jsonable(v: Any) -> Any:

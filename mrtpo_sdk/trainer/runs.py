@@ -41,6 +41,7 @@ from ..errors import MRTPOError
 __all__ = [
     "RUN_FILES",
     "absolute_step_settings",
+    "check_resume_matches",
     "complete_checkpoints",
     "end_of_run",
     "prepare_output_dir",
@@ -330,3 +331,36 @@ def quiet_saving() -> Iterator[None]:
     finally:
         if enabled:
             hf_logging.enable_progress_bar()
+
+
+def check_resume_matches(output_dir: str | Path, checkpoint: str, *, task: str, algo: str,
+                         model_args: dict[str, Any] | None = None) -> None:
+    """A resumed run continues the same task, algorithm and LoRA settings (the folder's ``run.json`` says which;
+    no ``run.json``: nothing to compare). ``model_args``: TRL's ``ModelConfig`` as ``run.json`` records it (the
+    CLI's), ``None`` to skip the LoRA comparison.
+
+    Raises:
+        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
+            lora_target_modules) differ from this run's.
+    """
+    path = Path(output_dir) / "run.json"
+    try:
+        info = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        return
+    if not isinstance(info, dict):
+        return
+    for key, value, flag in (("task", task, "the task file"), ("algo", algo, "--algo")):
+        if info.get(key) not in (None, value):
+            raise MRTPOError(
+                f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
+                f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
+            )
+    saved = info.get("model_args") or {}
+    if model_args is not None and saved:
+        for key in ("use_peft", "lora_r", "lora_alpha", "lora_target_modules"):
+            if key in saved and saved[key] != model_args.get(key):
+                raise MRTPOError(
+                    f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
+                    f"command has {model_args.get(key)}; resume with the same LoRA settings"
+                )

@@ -50,6 +50,7 @@ from .config import MRTPOConfig
 from .credit import log_credit
 from .runs import (
     absolute_step_settings,
+    check_resume_matches,
     complete_checkpoints,
     end_of_run,
     prepare_output_dir,
@@ -272,7 +273,8 @@ class MRTPOTrainer(GRPOTrainer):
                 (the CLI checks before building the policy and passes False).
 
         Raises:
-            MRTPOError: the folder holds a previous run; no such checkpoint; no optimizer step was taken.
+            MRTPOError: the folder holds a previous run; no such checkpoint; the checkpoint's run trained another task
+                or algo (its ``run.json``); no optimizer step was taken.
             TrainingInterrupted: Ctrl-C (a ``KeyboardInterrupt``); its line names the step and how to continue.
             VerifierError: a verifier raised (its line names the details file).
         """
@@ -282,6 +284,8 @@ class MRTPOTrainer(GRPOTrainer):
         if checkpoint is None and check_output_dir and self.accelerator.is_main_process:
             prepare_output_dir(self.args.output_dir, overwrite=self.args.overwrite_output_dir, log=_note)
         if checkpoint is not None:
+            check_resume_matches(self.args.output_dir, checkpoint, task=self.task.name, algo=self.args.algo,
+                                 model_args=self.run_info.get("model_args"))
             _note(f"resuming from {checkpoint}")
         self.run_record = run_record(self, resumed_from=checkpoint)
         self._write_run_record()
