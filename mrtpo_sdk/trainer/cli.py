@@ -171,7 +171,7 @@ def train_command(rest: list[str]) -> int:
         if model is not None and str(alias) != model:
             return _error(f"--model {model} and --model_name_or_path {alias} disagree; give one of them")
         model = str(alias)
-    algo = str(given.get("algo", "mrtpo"))
+    algo = str(given.get("algo") or "mrtpo")
     if algo not in ALGORITHMS:
         return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {algo!r}")
 
