@@ -222,7 +222,8 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
                                          train_dataset=task_dataset(task, examples), processing_class=tokenizer)
         else:
             algo = "mrtpo" if variant.startswith("mrtpo") else "gdpo"
-            config = MRTPOConfig(algo=algo, eval_strategy="no", plot_rewards=False, log_samples_steps=0, **common)
+            config = MRTPOConfig(algo=algo, eval_strategy="no", plot_rewards=False, log_samples_steps=0,
+                                 save_policy=False, **common)
             peft_config = None
             if variant.endswith("_lora"):
                 from peft import LoraConfig

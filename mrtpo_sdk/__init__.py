@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import MRTPOError, TaskLoadError, VerifierContractError, VerifierError
+from .errors import MRTPOError, TaskLoadError, TrainingInterrupted, VerifierContractError, VerifierError
 from .loader import load_task
 from .task import Task, example_id
 from .verifier import Result, Verifier, verifier
@@ -24,6 +24,7 @@ __all__ = [
     "Result",
     "Task",
     "TaskLoadError",
+    "TrainingInterrupted",
     "Verifier",
     "VerifierContractError",
     "VerifierError",

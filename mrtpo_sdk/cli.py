@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         return _error(str(exc))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a training run's says at which step, and how to continue it
+        print(str(exc) or "interrupted", file=sys.stderr, flush=True)
         return 130
 
 

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "MRTPOError",
     "TaskLoadError",
+    "TrainingInterrupted",
     "VerifierError",
     "VerifierContractError",
     "VerifierTimeout",
@@ -35,6 +36,21 @@ def display_path(path: str) -> str:
 
 class MRTPOError(Exception):
     """Base class of the errors a user can cause; ``str(error)`` is one actionable line."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Training stopped by Ctrl-C (a ``KeyboardInterrupt``, so ``except KeyboardInterrupt`` still catches it).
+
+    ``str(error)`` is one line: the step reached and how to continue (the latest complete checkpoint, or that none
+    was saved); ``run.json`` records ``status: "interrupted"`` at that step.
+
+    Attributes:
+        step: the optimizer steps done when it stopped (``global_step``).
+    """
+
+    def __init__(self, message: str, *, step: int) -> None:
+        super().__init__(message)
+        self.step = step
 
 
 class TaskLoadError(MRTPOError):

@@ -183,17 +183,22 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
 def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with
-    logging_steps, silently; a YAML key is checked as the flag is."""
+    logging_steps, silently; MRTPOConfig refuses them, so a flag, a YAML key and Python get the same line."""
     letters = str(ROOT / "tests" / "fixtures" / "letters_task.py")
-    expected = (f"error: --eval_steps must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: "
+    expected = (f"error: eval_steps must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: "
                 f"every quarter), got {value}")
     assert main(["train", letters, "--eval_steps", value, "--output_dir", str(tmp_path / "o")]) == 2
     assert error_line(capsys) == expected
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"save_steps: {value}\n")
     assert main(["train", letters, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
-    assert error_line(capsys) == expected.replace("--eval_steps", "--save_steps")
+    assert error_line(capsys) == expected.replace("eval_steps", "save_steps")
     assert not (tmp_path / "o").exists()
+    from mrtpo_sdk.trainer import MRTPOConfig
+
+    with pytest.raises(ValueError) as info:
+        MRTPOConfig(output_dir=str(tmp_path / "o"), report_to="none", bf16=False, logging_steps=float(value))
+    assert str(info.value) == expected.removeprefix("error: ").replace("eval_steps", "logging_steps")
 
 
 def _letters_with_length(tmp_path, length):

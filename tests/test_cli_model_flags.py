@@ -197,6 +197,7 @@ def test_policy_has_a_model_card_and_run_json_records_the_model_settings(tmp_pat
                  "--save_steps", "2"]) == 0
     card = (out / "policy" / "README.md").read_text()
     assert "MRTPO" in card and "2610.21439" in card
+    assert not (out / "README.md").exists()  # the checkpoints (--save_strategy steps) add no card of their own
     info = json.loads((out / "run.json").read_text())
     assert info["model_args"]["use_peft"] is True and info["model_args"]["lora_r"] == 4
 

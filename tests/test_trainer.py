@@ -161,6 +161,9 @@ def test_two_process_accelerate_launch(tmp_path):
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2]
     assert all("mrtpo/replayed_fraction" in r for r in rows)
+    info = json.loads((tmp_path / "run" / "run.json").read_text())  # written once, by the main process
+    assert (info["status"], info["global_step"]) == ("finished", 2)
+    assert (tmp_path / "run" / "policy" / "config.json").is_file()  # saved with every process taking part
 
 
 def test_a_new_run_clears_the_previous_runs_logs(tmp_path):

@@ -10,9 +10,7 @@ runs the authoring tools' preflight checks before training.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,8 @@ from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
 from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
 
-__all__ = ["TrainScriptArguments", "run_training", "train_command", "train_flag_value", "train_task_options"]
+__all__ = ["TrainScriptArguments", "print_summary", "run_training", "train_command", "train_flag_value",
+           "train_task_options"]
 
 
 @dataclass
@@ -68,24 +67,14 @@ class TrainScriptArguments:
     warm_start_learning_rate: float = field(
         default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5%% warm-up)."}
     )
-    save_merged_policy: bool = field(
-        default=True,
-        metadata={
-            "help": "With --use_peft: also save OUTPUT_DIR/policy, the LoRA adapter merged into the base model (a "
-            "full copy: 540 MB for SmolLM2-135M in float32). false: OUTPUT_DIR/adapter alone (a few MB), which "
-            "--model OUTPUT_DIR loads on top of its base model, e.g. for the runs of a compare matrix."
-        },
-    )
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
-    save_policy: bool = field(
-        default=True,
-        metadata={
-            "help": "Save the final policy (model + tokenizer) to OUTPUT_DIR/policy, loadable by --model and "
-            "from_pretrained."
-        },
-    )
+
+    def __post_init__(self) -> None:
+        """Raises ``ValueError`` (the CLI's one ``error:`` line) for a negative ``--warm_start_steps``."""
+        if self.warm_start_steps < 0:
+            raise ValueError(f"--warm_start_steps must be >= 0 (0: no warm start), got {self.warm_start_steps}")
 
 
 def _error(message: str) -> int:
@@ -93,14 +82,45 @@ def _error(message: str) -> int:
     return 2
 
 
-def _pre_parse(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    pre.add_argument("task", nargs="?")
-    pre.add_argument("--algo", default="mrtpo")
-    pre.add_argument("--model", default=None)
-    pre.add_argument("--model_name_or_path", default=None)
-    pre.add_argument("-h", "--help", action="store_true")
-    return pre.parse_known_args(rest)
+def given_settings(flags: list[str]) -> dict[str, Any]:
+    """The train settings the user gave, by name: the keys of the ``--config`` file, then the command line's flags
+    over them (``--name V`` / ``--name=V``; the last one wins; a flag with several values gives a list, a flag
+    without one ``True``). Values as given: strings from the command line, YAML's types from the file. ``flags``
+    holds no TASK_FILE.
+
+    This is what the presets need before TRL's parser runs (which policy, which algo, which settings the user set
+    and the presets must leave alone); the values that train uses are the parser's."""
+    return {**config_file_values(flags), **_flag_values(flags)}
+
+
+def _flag_values(flags: list[str]) -> dict[str, Any]:
+    """The command line's ``--name value`` pairs (see :func:`given_settings`)."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(flags):
+        arg = flags[i]
+        i += 1
+        if not arg.startswith("--"):
+            continue
+        name, eq, value = arg[2:].partition("=")
+        if eq:
+            values[name] = value
+            continue
+        given = []
+        while i < len(flags) and not flags[i].startswith("--"):
+            given.append(flags[i])
+            i += 1
+        values[name] = given[0] if len(given) == 1 else (given or True)
+    return values
+
+
+def train_flag_value(flags: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` on the command line (the last one wins; the first of several
+    values), else ``None``; the ``--config`` file is not read (:func:`train_setting` reads both)."""
+    value = _flag_values(flags).get(name)
+    if isinstance(value, list):
+        value = value[0]
+    return None if value is None else ("true" if value is True else str(value))
 
 
 _TASK_OPTION_FLAGS = ("-T", "--task_option")
@@ -181,10 +201,10 @@ def _print_task_options(task: Any, spec: str) -> None:
         print(line)
 
 
-def config_file_values(rest: list[str]) -> dict[str, Any]:
+def config_file_values(flags: list[str]) -> dict[str, Any]:
     """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
-    path = train_flag_value(rest, "config")
-    if not path:
+    path = _flag_values(flags).get("config")
+    if not isinstance(path, str) or not path:
         return {}
     try:
         import yaml
@@ -198,15 +218,7 @@ def config_file_values(rest: list[str]) -> dict[str, Any]:
 def train_setting(flags: list[str], name: str) -> Any:
     """A train setting as these train flags give it: ``--name V``, else the key ``name`` of their ``--config`` file,
     else ``None`` (e.g. ``compare`` asking which ``--data``/``--model``/``--policy_preset`` a run will use)."""
-    return _given(flags, config_file_values(flags), name)
-
-
-def _given(rest: list[str], file_values: dict[str, Any], name: str) -> Any:
-    """A train setting as the user gave it: the command-line flag, else the ``--config`` key, else ``None``."""
-    value = train_flag_value(rest, name)
-    if value is None and file_values.get(name) is not None:
-        value = file_values[name]
-    return value
+    return given_settings(flags).get(name)
 
 
 def _task_presets(task: Any) -> dict[str, Any]:
@@ -215,44 +227,57 @@ def _task_presets(task: Any) -> dict[str, Any]:
     return {} if task.max_completion_length is None else {"max_completion_length": task.max_completion_length}
 
 
+def _task_and_flags(rest: list[str]) -> tuple[str | None, list[str], bool]:
+    """``(TASK_FILE or None, the other arguments, whether -h/--help was given)``. The task is the first argument
+    that is neither a flag nor a flag's value (``mrtpo-sdk train TASK [flags]``, or ``train --algo gdpo TASK``)."""
+    wants_help = any(a in ("-h", "--help") for a in rest)
+    rest = [a for a in rest if a not in ("-h", "--help")]
+    words = [i for i, a in enumerate(rest) if not a.startswith("-")]
+    free = [i for i in words if i == 0 or not (rest[i - 1].startswith("--") and "=" not in rest[i - 1])]
+    at = (free or [i for i in words if not rest[i].replace(".", "", 1).isdigit()] or [None])[0]  # 3 is a value
+    if at is None:
+        return None, rest, wants_help
+    return rest[at], rest[:at] + rest[at + 1 :], wants_help
+
+
 def train_command(rest: list[str]) -> int:
     """``mrtpo-sdk train``: load the task, build or load the policy, train, print where the outputs are.
 
-    Flags and ``--config`` keys behave alike (a flag wins): ``algo``, ``model``, ``data`` and the evaluation
-    settings choose the presets and the output folder either way. A flag's dashed spelling (``--max-steps``) acts as
-    its snake_case name (``--max_steps``), with a deprecation note."""
+    TRL's parser reads the flags and the ``--config`` file over the presets (a flag wins over a ``--config`` key);
+    the presets depend on what the user gave (:func:`given_settings`): ``--model`` (the embedded policy's or a
+    model's), the task (its own defaults, a held-out evaluation), ``--algo`` (the output folder). A flag's dashed
+    spelling (``--max-steps``) acts as its snake_case name (``--max_steps``), with a deprecation note."""
     from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
+    hf_parser = _train_parser(MRTPOConfig)
     from ..task_options import parse_assignments
 
-    hf_parser = _train_parser(MRTPOConfig)
-    rest = _snake_case_flags(rest, hf_parser)
-    rest, option_items = _split_task_options(rest)  # -T K=V: the task's options, checked by the task
-    known, _ = _pre_parse(rest)
-    file_values = config_file_values(rest)
-    task_options = {**_config_task_options(file_values), **parse_assignments(option_items)}
-    for name in ("algo", "model"):
-        if train_flag_value(rest, name) is None and file_values.get(name) is not None:
-            setattr(known, name, str(file_values[name]))
-    alias = _given(rest, file_values, "model_name_or_path")  # TRL's ModelConfig name of --model
+    rest, option_items = _split_task_options(_snake_case_flags(rest, hf_parser))  # -T K=V: checked by the task
+    task_file, flags, wants_help = _task_and_flags(rest)
+    given = given_settings(flags)
+    task_options = {**_config_task_options(config_file_values(flags)), **parse_assignments(option_items)}
+    model = None if given.get("model") is None else str(given["model"])
+    alias = given.get("model_name_or_path")  # TRL's ModelConfig name of --model
     if alias is not None:
-        if known.model is not None and str(alias) != known.model:
-            return _error(f"--model {known.model} and --model_name_or_path {alias} disagree; give one of them")
-        known.model = str(alias)
-    if known.algo not in ALGORITHMS:
-        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {known.algo!r}")
+        if model is not None and str(alias) != model:
+            return _error(f"--model {model} and --model_name_or_path {alias} disagree; give one of them")
+        model = str(alias)
+    algo = str(given.get("algo") or "mrtpo")
+    if algo not in ALGORITHMS:
+        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {algo!r}")
 
-    preset = dict(EMBEDDED_POLICY_DEFAULTS if known.model is None else MODEL_DEFAULTS)
-    if known.model is not None:
+    preset = dict(EMBEDDED_POLICY_DEFAULTS if model is None else MODEL_DEFAULTS)
+    if model is not None:
         from ..policy.presets import model_machine_defaults
 
         preset.update(model_machine_defaults())  # CPU: bf16 autocast where the CPU has it (TRL's default fails there)
-    if known.help or not known.task:
-        if known.help and known.task:  # `train TASK --help`: the defaults this task trains with
+    if wants_help or not task_file:
+        task = None
+        if wants_help and task_file:  # `train TASK --help`: the defaults this task trains with
             from ..loader import load_task
 
             try:
-                task = load_task(known.task, options=task_options)
+                task = load_task(task_file, options=task_options)
             except MRTPOError as exc:
                 task = None
                 print(f"note: defaults shown without the task's own ({exc})", file=sys.stderr, flush=True)
@@ -260,22 +285,22 @@ def train_command(rest: list[str]) -> int:
                 preset.update(_task_presets(task))
                 if task.max_completion_length is not None:
                     action = hf_parser._option_string_actions["--max_completion_length"]
-                    action.help = f"{action.help or ''} The task file {known.task} sets it.".strip()
+                    action.help = f"{action.help or ''} The task file {task_file} sets it.".strip()
         hf_parser.set_defaults(**preset)
-        if not known.help:
+        if not wants_help:
             return _error("mrtpo-sdk train needs a task file, e.g. `mrtpo-sdk train tasks/sql.py`")
         hf_parser.print_help()
-        if known.task and task is not None:
-            _print_task_options(task, known.task)
+        if wants_help and task_file and task is not None:
+            _print_task_options(task, task_file)
         return 0
 
     from ..loader import load_task
 
-    task = load_task(known.task, options=task_options)
-    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{known.algo}"))
+    task = load_task(task_file, options=task_options)
+    preset.setdefault("output_dir", str(Path("runs") / f"{task.name}-{algo}"))
     preset.update(_task_presets(task))  # the task's answers need this budget; a flag or YAML key still wins
     if task.eval_split is not None:
-        data = _given(rest, file_values, "data")
+        data = given.get("data")
         try:
             task.load_examples(task.eval_split, data)
         except MRTPOError as exc:  # e.g. a task file whose loader has no dev data: train, but say why no eval
@@ -287,12 +312,13 @@ def train_command(rest: list[str]) -> int:
                 print(f"note: no held-out evaluation ({exc}); set Task(eval_split=None) to silence this", flush=True)
         else:
             # Held-out evaluation before training, every quarter of the run and after the last step
-            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off.
-            preset.update(eval_strategy="steps", eval_steps=0.25, eval_on_start=True)
-    if _given(rest, file_values, "eval_steps") is not None and _given(rest, file_values, "eval_strategy") is None:
+            # (TrainingArguments reads eval_steps < 1 as a fraction of max_steps); --eval_strategy no turns it off,
+            # the one at step 0 too (unless --eval_on_start says otherwise).
+            preset.update(eval_strategy="steps", eval_steps=0.25,
+                          eval_on_start=str(given.get("eval_strategy", "steps")) != "no")
+    if given.get("eval_steps") is not None and given.get("eval_strategy") is None:
         preset["eval_strategy"] = "steps"  # --eval_steps alone would otherwise be ignored (TRL's default is "no")
     hf_parser.set_defaults(**preset)
-    flags = [a for a in rest if a != known.task]
     import yaml
 
     try:
@@ -303,40 +329,17 @@ def train_command(rest: list[str]) -> int:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
         return _error(_explain_parse_error(str(exc), hf_parser))
-    if config.max_steps == 0 or config.max_steps < -1:
-        return _error("--max_steps must be a positive number of steps (or -1 to train by --num_train_epochs)")
-    for name in ("eval_steps", "save_steps", "logging_steps"):
-        # As given, before TrainingArguments reads it: it runs with -1 (no evaluation but the first and last) and
-        # replaces 0 with logging_steps, silently either way
-        given = _given(flags, file_values, name)
-        if given is None:
-            continue
-        try:
-            value = float(given)
-        except (TypeError, ValueError):
-            continue  # the parser has reported it
-        if not ((value >= 1 and value.is_integer()) or 0 < value < 1):
-            return _error(
-                f"--{name} must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: every "
-                f"quarter), got {given}"
-            )
-    if (
-        str(getattr(config.eval_strategy, "value", config.eval_strategy)) == "no"
-        and preset.get("eval_on_start")
-        and _given(flags, file_values, "eval_on_start") is None
-    ):
-        config.eval_on_start = False  # --eval_strategy no turns off the default evaluation, the one at step 0 too
-    script_args.model = known.model
+    script_args.model = model
     script_args.task_option = [f"{k}={v}" for k, v in task_options.items()] or None  # as given: flags and --config
-    if preset.get("use_cpu") and not preset.get("bf16") and _given(flags, file_values, "bf16") is None:
+    if preset.get("use_cpu") and not preset.get("bf16") and given.get("bf16") is None:
         print("note: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so --model trains in float32 "
               "(bf16 autocast would be emulated, slower)", flush=True)
     _require_extras(config)
-    peft_config = _apply_model_config(model_args, config, rest, file_values, embedded=known.model is None)
+    peft_config = _apply_model_config(model_args, config, given, embedded=model is None)
     from_task = {}  # the task's settings that took effect: no flag or --config key set them
-    if task.max_completion_length is not None and _given(flags, file_values, "max_completion_length") is None:
+    if task.max_completion_length is not None and given.get("max_completion_length") is None:
         from_task["max_completion_length"] = config.max_completion_length
-    return run_training(task, script_args, config, task_file=known.task, peft_config=peft_config,
+    return run_training(task, script_args, config, task_file=task_file, peft_config=peft_config,
                         model_args=model_args, from_task=from_task)
 
 
@@ -379,7 +382,7 @@ def _require_extras(config) -> None:
 _MODEL_LOADING = ("dtype", "attn_implementation", "model_revision", "load_in_4bit", "load_in_8bit")
 
 
-def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool):
+def _apply_model_config(model_args, config, given: dict[str, Any], *, embedded: bool):
     """TRL's ``ModelConfig`` flags (``--use_peft``, ``--lora_*``, ``--dtype``, ``--attn_implementation``,
     ``--model_revision``, ``--load_in_4bit/8bit``): returns the ``peft_config`` (or ``None``) and puts the loading
     options the user gave into ``config.model_init_kwargs``, as TRL's own scripts do.
@@ -388,21 +391,21 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
         MRTPOError: a loading option with the embedded policy (it is built here, not loaded), a quantization or PEFT
             option whose package is missing (the line names the extra to install).
     """
-    given = [name for name in _MODEL_LOADING if _given(rest, file_values, name) is not None]
-    if embedded and given:
+    loading = [name for name in _MODEL_LOADING if given.get(name) is not None]
+    if embedded and loading:
         raise MRTPOError(
-            f"--{given[0]} loads a model given by --model; the embedded policy is built here in float32 (pass --model "
-            f"to load one, or drop --{given[0]})"
+            f"--{loading[0]} loads a model given by --model; the embedded policy is built here in float32 (pass "
+            f"--model to load one, or drop --{loading[0]})"
         )
-    if not embedded and given:
+    if not embedded and loading:
         import torch
 
         kwargs = dict(config.model_init_kwargs or {})
-        if "dtype" in given:
+        if "dtype" in loading:
             kwargs["dtype"] = model_args.dtype if model_args.dtype in ("auto", None) else getattr(torch, model_args.dtype)
-        if "attn_implementation" in given:
+        if "attn_implementation" in loading:
             kwargs["attn_implementation"] = model_args.attn_implementation
-        if "model_revision" in given:
+        if "model_revision" in loading:
             kwargs["revision"] = model_args.model_revision
         if model_args.load_in_4bit or model_args.load_in_8bit:
             try:
@@ -416,7 +419,7 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
             kwargs["quantization_config"] = get_quantization_config(model_args)
         config.model_init_kwargs = kwargs
     if not model_args.use_peft:
-        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if _given(rest, file_values, f)]
+        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if given.get(f)]
         if lora:
             raise MRTPOError(f"--{lora[0]} configures LoRA adapters; add --use_peft true to train them")
         return None
@@ -427,18 +430,6 @@ def _apply_model_config(model_args, config, rest, file_values, *, embedded: bool
     from trl import get_peft_config
 
     return get_peft_config(model_args)
-
-
-def train_flag_value(flags: list[str], name: str) -> str | None:
-    """The value of ``--name V`` or ``--name=V`` in train flags (the last one wins), else ``None``."""
-    value = None
-    opt = f"--{name}"
-    for i, flag in enumerate(flags):
-        if flag == opt and i + 1 < len(flags):
-            value = flags[i + 1]
-        elif flag.startswith(opt + "="):
-            value = flag[len(opt) + 1 :]
-    return value
 
 
 def _train_parser(config_class):
@@ -494,99 +485,48 @@ def run_training(
     model_args: Any = None, from_task: dict[str, Any] | None = None,
 ) -> int:
     """Train ``task`` and print where the outputs are. ``from_task``: the settings the task file chose (no flag or
-    ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``."""
-    from ..policy.for_task import task_policy
-    from ..policy.pretrained import ADAPTER_SUBDIR, POLICY_SUBDIR
+    ``--config`` key did), named in the banner, e.g. ``{"max_completion_length": 192}``.
+
+    The run folder (``run.json``, the logs, the policy and its card) is the trainer's
+    (:class:`~mrtpo_sdk.trainer.MRTPOTrainer`); this builds or loads the policy, checks what can be checked before
+    that, and prints the banner and the summary."""
+    from ..policy.pretrained import quiet_loading
     from . import MRTPOTrainer
-    from .callbacks import RichProgressCallback, read_metrics
-    from .runs import prepare_output_dir, resolve_checkpoint
-    from .trainer import require_enough_examples
+    from .callbacks import RichProgressCallback
+    from .runs import check_resume_matches, prepare_output_dir, resolve_checkpoint
+    from .trainer import require_enough_examples, reward_weights
 
     examples = task.load_examples("train", script_args.data)
     # Before any model is built: a run that could not take a step, a folder holding another run, a bad checkpoint,
     # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
     require_enough_examples(len(examples), config, what=f"task {task.name!r}")
-    from .trainer import reward_weights
-
     reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
-    from ..authoring.verifier_checks import preflight
-    from ..lint.preflight import lint_warnings
+    from ..authoring.contracts import preflight
 
-    for line in preflight(task, examples, task_file=task_file) + lint_warnings(task, examples, task_file):
+    for line in preflight(task, examples, task_file=task_file):
         print(f"warning: {line}", flush=True)
     from ..authoring.check import check_prompts
 
     check_prompts(task, examples)  # every prompt training builds (P_0, and P_\k of an in-prompt task), up front
-    checked_model = None
     if script_args.warm_start_steps and script_args.model is None:
         raise MRTPOError(
             "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
             "Task(warm_start_steps=N) in the task file, or pass --model)"
         )
-    if not script_args.save_merged_policy and peft_config is None:
-        raise MRTPOError(
-            "--save_merged_policy false keeps a LoRA run's adapter without the merged model; this run trains every "
-            "weight (no --use_peft true): pass --save_policy false to save no policy"
-        )
-    if script_args.warm_start_steps < 0:
-        raise MRTPOError(f"--warm_start_steps must be >= 0 (0: no warm start), got {script_args.warm_start_steps}")
+    checked_model = None
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
         from ..policy.pretrained import check_model
 
         checked_model = check_model(script_args.model)  # a run folder -> its saved policy/
     out = Path(config.output_dir)
-    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=lambda msg: print(msg, flush=True))
-    if checkpoint is not None:
-        _check_resume_matches(out, task.name, config.algo, checkpoint, model_args)
-    if checkpoint is None:
-        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=lambda msg: print(msg, flush=True))
-    from ..policy.pretrained import quiet_loading
-
-    model: Any = script_args.model
-    tokenizer = None
-    if model is None:
-        with quiet_loading():  # the cached embedded policy: no "Loading weights" bar
-            model, tokenizer, path = task_policy(
-                task,
-                examples,
-                seed=config.seed,
-                preset=script_args.policy_preset,
-                rebuild=script_args.rebuild_policy,
-                log=lambda msg: print(msg, flush=True),
-            )
-        policy_label = (
-            f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
-            f"from {path}"
-        )
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=log)
+    if checkpoint is not None:  # the trainer checks it too; here before the policy is built
+        check_resume_matches(out, checkpoint, task=task.name, algo=config.algo, model_args=_model_args(model_args))
     else:
-        model = checked_model
-        policy_label = str(model)
-        from ..policy.pretrained import is_adapter_folder, merged_adapter_folder
+        prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=log)
 
-        if is_adapter_folder(model):  # a LoRA run saved without its merged policy: merged once into the cache
-            with quiet_loading():
-                model = str(merged_adapter_folder(model, log=lambda msg: print(msg, flush=True)))
-            policy_label = f"{checked_model} merged into its base model (cached in {model})"
-        from ..policy.gguf import describe_origin, model_origin
-
-        origin = model_origin(model)
-        if origin is not None:  # a GGUF --model: its dequantized folder in the cache
-            policy_label = f"{describe_origin(origin)} (cached in {model})"
-        if script_args.warm_start_steps:
-            from ..policy.warm_start import warm_started_model
-
-            with quiet_loading():
-                model = str(warm_started_model(
-                    task, examples, model, steps=script_args.warm_start_steps,
-                    learning_rate=script_args.warm_start_learning_rate, seed=config.seed,
-                    log=lambda msg: print(msg, flush=True),
-                ))
-            policy_label = (f"{policy_label}, warm-started with {script_args.warm_start_steps} supervised steps on "
-                            f"the task's references ({model})")
-        if Path(model).is_dir():
-            from ..policy.pretrained import load_tokenizer
-
-            tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+    model, tokenizer, policy_label, initial_policy = _policy(task, examples, script_args, config, checked_model)
     print(f"policy: {policy_label}", flush=True)
     print(
         f"task: {task.name} ({len(examples)} training examples, rewards: {', '.join(task.verifier_names)}); "
@@ -595,6 +535,15 @@ def run_training(
     )
     if from_task:
         print("; ".join(f"{k} {v} (from the task)" for k, v in from_task.items()), flush=True)
+    run_info = {
+        "task_file": str(task_file) if task_file else None,
+        "policy": policy_label,
+        "initial_policy": initial_policy,
+        "model_folder": checked_model,
+        "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
+        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
+        "model_args": _model_args(model_args),
+    }
     with quiet_loading():  # TRL loads --model (and a reference model) here
         trainer = MRTPOTrainer(
             task,
@@ -605,6 +554,7 @@ def run_training(
             processing_class=tokenizer,
             callbacks=[RichProgressCallback(task.verifier_names)],
             peft_config=peft_config,
+            run_info=run_info,
         )
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -612,124 +562,112 @@ def run_training(
     # each step's 40-key dict with --model) would repeat them.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
-    run_info = {
-        "task": task.name,
-        "task_file": str(task_file) if task_file else None,
-        "task_options": {k: _jsonable(v) for k, v in task.option_values.items()},
-        "algo": config.algo,
-        "seed": config.seed,
-        "max_steps": config.max_steps,
-        "global_step": 0,
-        "finished": False,
-        "reward_names": task.verifier_names,
-        "policy": policy_label,
-        "initial_policy": str(path) if script_args.model is None else (
-            str(model) if script_args.warm_start_steps else str(script_args.model)),
-        "warm_start": _warm_start_record(model) if script_args.warm_start_steps else None,
-        "policy_dir": None,
-        "resumed_from": checkpoint,
-        "args": {k: _jsonable(v) for k, v in config.to_dict().items()},
-        "script_args": {k: _jsonable(v) for k, v in vars(script_args).items()},
-        "model_args": {k: _jsonable(v) for k, v in vars(model_args).items()} if model_args is not None else None,
-    }
+    trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
     if trainer.accelerator.is_main_process:
-        _write_run_info(out, run_info)
-    start = time.perf_counter()
-    try:
-        trainer.train(resume_from_checkpoint=checkpoint or False, check_output_dir=False)
-    except KeyboardInterrupt:
-        if trainer.accelerator.is_main_process:
-            run_info.update(global_step=trainer.state.global_step, interrupted=True)
-            _write_run_info(out, run_info)
-            from .runs import complete_checkpoints
-
-            saved = complete_checkpoints(out)
-            hint = (f"; continue it with --resume_from_checkpoint true (latest: {saved[0].name})" if saved
-                    else "; no checkpoint was saved (--save_strategy steps --save_steps N saves them)")
-            print(f"interrupted at step {trainer.state.global_step}{hint}", file=sys.stderr, flush=True)
-        raise
-    elapsed = time.perf_counter() - start
-    policy_dir = out / POLICY_SUBDIR
-    if peft_config is not None and not script_args.save_merged_policy:
-        policy_dir = out / ADAPTER_SUBDIR  # the adapter alone is the saved policy
-    if script_args.save_policy:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # "Writing model shards" beside our own progress lines
-        if peft_config is not None:
-            # LoRA: the adapter as TRL saves it, and policy/ the merged model, loadable by --model / from_pretrained
-            trainer.save_model(str(out / ADAPTER_SUBDIR))
-            if trainer.accelerator.is_main_process and script_args.save_merged_policy:
-                merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
-                merged.save_pretrained(str(policy_dir))
-                trainer.processing_class.save_pretrained(str(policy_dir))
-        else:
-            trainer.save_model(str(policy_dir))  # model + tokenizer, on the main process
-        if trainer.accelerator.is_main_process:
-            _write_model_card(trainer, policy_dir, task, base=policy_label, task_file=task_file,
-                              base_folder=checked_model)
-        hf_logging.enable_progress_bar()
-    if trainer.accelerator.is_main_process:
-        rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
-        train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
-        eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
-        run_info.update(
-            global_step=trainer.state.global_step,
-            finished=trainer.state.global_step >= config.max_steps,
-            elapsed_s=round(elapsed, 2),
-            policy_dir=str(policy_dir) if script_args.save_policy else None,
-            eval_before={k[5:]: v for k, v in eval_rows[0].items() if k.startswith("eval/")}
-            if eval_rows and eval_rows[0]["step"] == 0
-            else None,
-            eval_after={k[5:]: v for k, v in eval_rows[-1].items() if k.startswith("eval/")}
-            if len(eval_rows) > 1
-            else None,
-            headline_metrics=list(trainer.last_eval_report.headline_names) if trainer.last_eval_report else [],
-        )
-        _write_run_info(out, run_info)
-        resumed = f" (resumed from {checkpoint})" if checkpoint else ""
-        print(f"trained {trainer.state.global_step} steps in {elapsed:.0f} s{resumed}")
-        window = max(1, min(10, len(train_rows) // 2))
-        if train_rows:
-            print(f"mean reward, first {window} -> last {window} steps:")
-        else:
-            print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
-        for name in task.verifier_names if train_rows else []:
-            key = f"rewards/{name}/mean"
-            vals = [r[key] for r in train_rows if r.get(key) is not None]
-            if vals:
-                first, last = vals[:window], vals[-window:]
-                print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
-            else:
-                print(f"  {name}: never applied (the verifier returned None for every completion)")
-        if len(eval_rows) > 1:
-            before, after = eval_rows[0], eval_rows[-1]
-            n = len(trainer.eval_examples or [])
-            k = config.num_generations_eval or 1
-            mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
-            print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
-            headline = [k for k in run_info["headline_metrics"] if "/" not in k]  # per-category: run.json
-            print_eval_change(before, after, headline, [*task.verifier_names, "all_rewards"])
-        print(f"metrics: {out / 'metrics.jsonl'}")
-        if (out / "rewards.png").exists():
-            print(f"curves:  {out / 'rewards.png'}")
-        if (out / "samples.jsonl").exists():
-            print(f"samples: {out / 'samples.jsonl'}")
-        from .credit_logging import credit_pages_line
-
-        credit_line = credit_pages_line(out)
-        if credit_line:
-            print(credit_line)
-        if script_args.save_policy:
-            print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
-            if peft_config is not None and script_args.save_merged_policy:
-                print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
-            elif peft_config is not None:
-                print(f"         (the LoRA adapter alone, --save_merged_policy false: --model {out} loads it on "
-                      f"its base model)")
-        else:
-            print("policy:  not saved (--save_policy false)")
+        print_summary(trainer, task_file=task_file)
     return 0
+
+
+def _policy(task, examples, script_args: TrainScriptArguments, config, checked_model: str | None):
+    """The initial policy: ``(model, tokenizer or None, label, initial_policy)``, the embedded bootstrap policy or
+    ``--model`` (an adapter folder merged, a GGUF file dequantized, warm-started with ``--warm_start_steps``)."""
+    from ..policy.pretrained import quiet_loading
+
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    if checked_model is None:
+        from ..policy.for_task import task_policy
+
+        with quiet_loading():  # the cached embedded policy: no "Loading weights" bar
+            model, tokenizer, path = task_policy(task, examples, seed=config.seed, preset=script_args.policy_preset,
+                                                 rebuild=script_args.rebuild_policy, log=log)
+        label = (f"embedded bootstrap policy ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters) "
+                 f"from {path}")
+        return model, tokenizer, label, str(path)
+    model: Any = checked_model
+    label = str(model)
+    from ..policy.pretrained import is_adapter_folder, merged_adapter_folder
+
+    if is_adapter_folder(model):  # a LoRA run saved without its merged policy: merged once into the cache
+        with quiet_loading():
+            model = str(merged_adapter_folder(model, log=log))
+        label = f"{checked_model} merged into its base model (cached in {model})"
+    from ..policy.gguf import describe_origin, model_origin
+
+    origin = model_origin(model)
+    if origin is not None:  # a GGUF --model: its dequantized folder in the cache
+        label = f"{describe_origin(origin)} (cached in {model})"
+    if script_args.warm_start_steps:
+        from ..policy.warm_start import warm_started_model
+
+        with quiet_loading():
+            model = str(warm_started_model(
+                task, examples, model, steps=script_args.warm_start_steps,
+                learning_rate=script_args.warm_start_learning_rate, seed=config.seed, log=log,
+            ))
+        label = (f"{label}, warm-started with {script_args.warm_start_steps} supervised steps on the task's "
+                 f"references ({model})")
+    tokenizer = None
+    if Path(model).is_dir():
+        from ..policy.pretrained import load_tokenizer
+
+        tokenizer = load_tokenizer(model)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+    initial = str(model) if script_args.warm_start_steps else str(script_args.model)
+    return model, tokenizer, label, initial
+
+
+def print_summary(trainer, *, task_file: str | None = None) -> None:
+    """What ``train`` prints after a run: steps and time, each reward's mean first -> last steps, the dev metrics
+    before -> after, and where the run's files are (from ``run.json`` and ``metrics.jsonl``)."""
+    from ..policy.pretrained import ADAPTER_SUBDIR
+    from .callbacks import read_metrics
+    from .credit import credit_pages_line
+
+    task, config, info = trainer.task, trainer.args, trainer.run_record
+    out = Path(config.output_dir)
+    rows = read_metrics(out / "metrics.jsonl") if (out / "metrics.jsonl").exists() else []
+    train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
+    eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
+    resumed = f" (resumed from {info['resumed_from']})" if info.get("resumed_from") else ""
+    print(f"trained {trainer.state.global_step} steps in {info.get('elapsed_s') or 0:.0f} s{resumed}")
+    window = max(1, min(10, len(train_rows) // 2))
+    if train_rows:
+        print(f"mean reward, first {window} -> last {window} steps:")
+    else:
+        print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
+    for name in task.verifier_names if train_rows else []:
+        key = f"rewards/{name}/mean"
+        vals = [r[key] for r in train_rows if r.get(key) is not None]
+        if vals:
+            first, last = vals[:window], vals[-window:]
+            print(f"  {name}: {sum(first) / len(first):.3f} -> {sum(last) / len(last):.3f}")
+        else:
+            print(f"  {name}: never applied (the verifier returned None for every completion)")
+    if len(eval_rows) > 1:
+        before, after = eval_rows[0], eval_rows[-1]
+        n = len(trainer.eval_examples or [])
+        k = config.num_generations_eval or 1
+        mode = "greedy" if k == 1 else f"{k} samples each at T={config.temperature:g}"
+        print(f"dev ({task.eval_split}, {n} examples, {mode}), step {before['step']} -> step {after['step']}:")
+        headline = [k for k in info.get("headline_metrics") or [] if "/" not in k]  # per-category: run.json
+        print_eval_change(before, after, headline, [*task.verifier_names, "all_rewards"])
+    print(f"metrics: {out / 'metrics.jsonl'}")
+    if (out / "rewards.png").exists():
+        print(f"curves:  {out / 'rewards.png'}")
+    if (out / "samples.jsonl").exists():
+        print(f"samples: {out / 'samples.jsonl'}")
+    credit_line = credit_pages_line(out)
+    if credit_line:
+        print(credit_line)
+    policy_dir = info.get("policy_dir")
+    if policy_dir:
+        print(f"policy:  {policy_dir} (mrtpo-sdk eval {task_file or 'TASK'} --model {out})")
+        if Path(policy_dir).name == ADAPTER_SUBDIR:
+            print(f"         (the LoRA adapter alone, --save_merged_policy false: --model {out} loads it on "
+                  f"its base model)")
+        elif (out / ADAPTER_SUBDIR).is_dir():
+            print(f"adapter: {out / ADAPTER_SUBDIR} (the LoRA adapter; policy/ holds the merged model)")
+    else:
+        print("policy:  not saved (--save_policy false)")
 
 
 def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: list[str], others: list[str]) -> None:
@@ -748,86 +686,6 @@ def print_eval_change(before: dict[str, Any], after: dict[str, Any], headline: l
             console.print(f"  {key}: {b:.3f} -> {a:.3f}", markup=False)
 
 
-def _write_model_card(trainer, policy_dir: Path, task, *, base: str, task_file: str | None,
-                      base_folder: str | None = None) -> None:
-    """``policy/README.md``: TRL's model card (it names MRTPO/GDPO/GRPO and the paper), saying what the base policy
-    was (``base``: the embedded bootstrap policy and its folder, a local model folder, or a Hub id, the only one
-    linked) and the task file, with no link to a Hub page that does not exist; the quick start loads the policy
-    folder. TRL writes the card into the run folder: a README.md there before is put back (none: removed), so the
-    card lives in ``policy/`` only. ``base_folder``: the folder ``--model`` resolved to; a dequantized GGUF's card
-    names the GGUF file and its package. A card that cannot be made leaves a note, never a failed run."""
-    import json
-    import re
-
-    root_card = Path(trainer.args.output_dir) / "README.md"
-    before = root_card.read_bytes() if root_card.is_file() else None
-    try:
-        trainer.create_model_card(model_name=f"{task.name} ({trainer.args.algo}) policy")
-        text = root_card.read_text(encoding="utf-8")
-        from ..policy.gguf import describe_origin, model_origin
-        from ..policy.pretrained import looks_like_path
-
-        gguf = model_origin(base_folder) if base_folder else None
-        hub = base if gguf is None and not base.startswith("embedded ") and not looks_like_path(base) else None
-        if gguf is not None:
-            origin = f"the GGUF file {describe_origin(gguf)}"
-            if ", warm-started with " in base:
-                origin += ", warm-started with" + base.split(", warm-started with", 1)[1].split(" (")[0]
-        else:
-            origin = f"[{hub}](https://huggingface.co/{hub})" if hub else (
-                f"the {base}" if base.startswith("embedded ") else f"the local model `{base}`"
-            )
-        where = f"task `{task.name}`" + (f" (task file `{task_file}`)" if task_file else "")
-        text = re.sub(
-            r"^This model is a fine-tuned version of .*$",
-            lambda _: f"This model is a fine-tuned version of {origin}, trained with mrtpo-sdk on the {where}.",
-            text,
-            count=1,
-            flags=re.M,
-        )
-        text = text.replace('model="None"', f"model={json.dumps(str(policy_dir))}")  # the quick start loads it
-        (policy_dir / "README.md").write_text(text, encoding="utf-8")
-    except Exception as exc:  # noqa: BLE001 - the card is a nicety
-        print(f"note: no model card ({type(exc).__name__}: {exc})", flush=True)
-    finally:
-        if before is not None:
-            root_card.write_bytes(before)
-        elif root_card.is_file():
-            root_card.unlink()
-
-
-def _check_resume_matches(out: Path, task_name: str, algo: str, checkpoint: str, model_args: Any = None) -> None:
-    """A resumed run continues the same task, algorithm and LoRA settings (its ``run.json`` says which).
-
-    Raises:
-        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
-            lora_target_modules) differ from this command's.
-    """
-    import json
-
-    info_path = out / "run.json"
-    if not info_path.is_file():
-        return
-    try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return
-    for key, value, flag in (("task", task_name, "the task file"), ("algo", algo, "--algo")):
-        if info.get(key) not in (None, value):
-            raise MRTPOError(
-                f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
-                f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
-            )
-    saved = info.get("model_args") or {}
-    if model_args is not None and saved:
-        for key in ("use_peft", "lora_r", "lora_alpha", "lora_target_modules"):
-            if key in saved and saved[key] != _jsonable(getattr(model_args, key, None)):
-                raise MRTPOError(
-                    f"--resume_from_checkpoint {checkpoint}: that run trained with --{key} {saved[key]}, this "
-                    f"command has {getattr(model_args, key, None)}; resume with the same LoRA settings"
-                )
-
-
 def _warm_start_record(folder: Any) -> dict[str, Any] | None:
     """``run.json``'s ``warm_start``: the warm-started folder and its ``warm_start.json`` (steps, loss, ...)."""
     from ..policy.warm_start import warm_start_info
@@ -836,21 +694,12 @@ def _warm_start_record(folder: Any) -> dict[str, Any] | None:
     return None if info is None else {"folder": str(folder), **info}
 
 
+def _model_args(model_args: Any) -> dict[str, Any] | None:
+    """TRL's ``ModelConfig`` as ``run.json`` records it (``model_args``)."""
+    return None if model_args is None else {k: _jsonable(v) for k, v in vars(model_args).items()}
+
+
 def _jsonable(v: Any) -> Any:
-    import json
+    from .runs import jsonable
 
-    try:
-        json.dumps(v)
-        return v
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def _write_run_info(out: Path, info: dict[str, Any]) -> None:
-    """``OUTPUT_DIR/run.json``: what was run (task, algo, seed, every setting) and, at the end, how it went."""
-    import json
-
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "run.json.tmp"
-    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / "run.json")
+    return jsonable(v)

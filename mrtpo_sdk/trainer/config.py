@@ -66,6 +66,12 @@ class MRTPOConfig(GRPOConfig):
             files first with a note; without it such a folder raises :class:`~mrtpo_sdk.errors.MRTPOError`.
         ``resume_from_checkpoint`` (TRL's/Trainer's field) takes effect: a checkpoint folder, a run folder (its
             latest complete checkpoint) or ``"true"`` (the latest complete checkpoint of ``output_dir``).
+        save_policy (`bool`, defaults to True): at the end of training, save the policy (model + tokenizer, and
+            its model card) to ``output_dir/policy``, where ``--model RUN_DIR`` and ``from_pretrained`` load it.
+        save_merged_policy (`bool`, defaults to True): with LoRA (``peft_config``), ``policy/`` is the adapter
+            merged into the base model, beside ``adapter/``; False: ``adapter/`` alone (a few MB), which
+            ``--model RUN_DIR`` loads on its base model. False without LoRA raises
+            :class:`~mrtpo_sdk.errors.MRTPOError` in the trainer.
 
     TRL fields this trainer interprets (each either takes effect or is rejected here with one line):
         reward_weights: one weight per verifier; when set it **replaces** the task's ``Verifier(weight=...)``
@@ -76,6 +82,11 @@ class MRTPOConfig(GRPOConfig):
             raise ``ValueError``.
         use_cpu: set to True (with a warning) for a multi-process launch on a machine without CUDA.
         num_generations_eval: ``None`` becomes 1 (greedy evaluation; see above).
+        max_steps: a positive number of steps, or -1 to train by ``num_train_epochs``; 0 or below -1 raise
+            ``ValueError``.
+        eval_steps, save_steps, logging_steps: a whole number of steps >= 1 or a fraction of the run in (0, 1);
+            anything else raises ``ValueError`` (Trainer would run with -1 or replace 0 by ``logging_steps``,
+            silently).
 
     Raises:
         ValueError: a field out of range or contradicting ``algo`` (the message names the field and what to set).
@@ -125,6 +136,21 @@ class MRTPOConfig(GRPOConfig):
             "help": "Train into an output_dir that holds a previous run (its metrics, samples, credit pages, plot, "
             "policy and checkpoints are removed first, with a note). Without it such a folder is refused, unless "
             "--resume_from_checkpoint continues that run."
+        },
+    )
+    save_policy: bool = field(
+        default=True,
+        metadata={
+            "help": "Save the final policy (model + tokenizer) to OUTPUT_DIR/policy, loadable by --model and "
+            "from_pretrained."
+        },
+    )
+    save_merged_policy: bool = field(
+        default=True,
+        metadata={
+            "help": "With --use_peft: also save OUTPUT_DIR/policy, the LoRA adapter merged into the base model (a "
+            "full copy: 540 MB for SmolLM2-135M in float32). false: OUTPUT_DIR/adapter alone (a few MB), which "
+            "--model OUTPUT_DIR loads on top of its base model, e.g. for the runs of a compare matrix."
         },
     )
     # TRL's field, redeclared so that "not set" is visible: the aggregation follows `algo` (see __post_init__).
@@ -182,6 +208,23 @@ class MRTPOConfig(GRPOConfig):
         optional = (self.js_chunk_size, self.replay_batch_size)
         if any(v is not None and v < 1 for v in optional) or self.replay_max_tokens < 1:
             raise ValueError("js_chunk_size, replay_batch_size (when set) and replay_max_tokens must be >= 1")
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(
+                f"max_steps must be a positive number of steps (or -1 to train by num_train_epochs), got "
+                f"{self.max_steps}"
+            )
+        for name in ("eval_steps", "save_steps", "logging_steps"):
+            # checked as given, before TrainingArguments reads it: it runs with -1 (no evaluation but the first and
+            # last) and replaces 0 with logging_steps, silently either way
+            value = getattr(self, name, None)
+            if value is None:
+                continue
+            number = float(value)
+            if not ((number >= 1 and number.is_integer()) or 0 < number < 1):
+                raise ValueError(
+                    f"{name} must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: every "
+                    f"quarter), got {number:g}"
+                )
         if self.eval_max_examples < 1:
             raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
         implied = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"

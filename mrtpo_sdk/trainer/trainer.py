@@ -15,17 +15,20 @@ rank's own completions; the cap's two sums and the token std are reduced across 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from datasets import Dataset
-from trl import GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 from ..algorithms import (
     gdpo_advantages,
@@ -40,10 +43,22 @@ from ..example_mutation import ExampleMutatedError, changed, mutation_message, s
 from ..prompting import completion_text
 from ..replay import replay_relevance
 from ..task import Task, example_id, with_ids
-from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback
+from ..errors import TrainingInterrupted
+from ..policy.pretrained import ADAPTER_SUBDIR, POLICY_SUBDIR
+from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback, RichProgressCallback
 from .config import MRTPOConfig
 from .credit_logging import log_credit
-from .runs import prepare_output_dir, resolve_checkpoint
+from .runs import (
+    absolute_step_settings,
+    check_resume_matches,
+    complete_checkpoints,
+    end_of_run,
+    prepare_output_dir,
+    quiet_saving,
+    resolve_checkpoint,
+    run_record,
+    write_run_json,
+)
 
 __all__ = ["MRTPOTrainer", "prompts_per_step", "require_enough_examples", "reward_weights", "task_dataset"]
 
@@ -58,44 +73,100 @@ def task_dataset(task: Task, examples: list[Any]) -> Dataset:
 class MRTPOTrainer(GRPOTrainer):
     """Train a policy on a :class:`~mrtpo_sdk.task.Task` with MRTPO, GDPO or GRPO (``args.algo``).
 
+    Two forms share everything after the constructor: a :class:`~mrtpo_sdk.task.Task` first, or TRL's
+    ``GRPOTrainer`` form ``(model, reward_funcs, args, train_dataset, eval_dataset, processing_class, ...)``: the
+    first six positions line up (``examples`` is TRL's ``train_dataset``, ``eval_examples`` its ``eval_dataset``),
+    the rest are keywords. A TRL script changes only its import.
+
     Args:
         task: the task; its verifiers are the rewards, in order; its examples load with its options
-            (``task.with_options(...)``, ``load_task(spec, options=...)``).
-        model: a model id/path or a ``PreTrainedModel`` (as for ``GRPOTrainer``).
-        args: an :class:`MRTPOConfig`.
+            (``task.with_options(...)``, ``load_task(spec, options=...)``). (TRL's form: the model.)
+        model: a model id/path or a ``PreTrainedModel`` (as for ``GRPOTrainer``). (TRL's form: ``reward_funcs``.)
+        args: an :class:`MRTPOConfig` (a TRL ``GRPOConfig`` is converted, :meth:`MRTPOConfig.from_grpo_config`).
         examples: the training examples (default: ``task.load_examples("train", data)``).
-        data: the user's ``--data`` path, passed to the task's examples function.
         eval_examples: held-out examples for :meth:`evaluate` (default, when ``args.eval_strategy`` is not
             ``"no"``: the first ``args.eval_max_examples`` of ``task.load_examples(task.eval_split, data)``).
-        processing_class, callbacks, peft_config: as for ``GRPOTrainer``.
+        processing_class, callbacks, optimizers, peft_config, quantization_config: as for ``GRPOTrainer``.
+        data: the user's ``--data`` path, passed to the task's examples function.
+        run_info: what ``run.json`` records about how the run was set up, beside what the trainer records itself
+            (JSON values): ``policy`` (how ``run.json`` and the model card name the initial policy; default: the
+            model id or path, or the model's ``name_or_path``), ``initial_policy``, ``model_folder`` (the folder
+            the model was loaded from, when it differs), ``task_file``, ``warm_start``, and any other key (the CLI
+            adds ``script_args`` and ``model_args``).
+        reward_funcs, train_dataset, eval_dataset, reward_processing_classes, tools, rollout_func,
+            environment_factory: TRL's form only; reward models, tools, rollout functions and environments are
+            refused with one line (the replay scores single-turn completions).
+
+    The run folder (``args.output_dir``) it writes, whichever form started it: ``run.json`` (written when
+    :meth:`train` starts, completed when it ends however it ends), ``metrics.jsonl``, ``samples.jsonl``,
+    ``credit-step<N>.html``, ``rewards.png``, ``checkpoint-<step>/``, and at the end ``policy/`` (or ``adapter/``
+    for LoRA) with its model card (:meth:`save_policy`; ``args.save_policy``).
 
     Raises:
         MRTPOError: a bad task or configuration (one line naming what to fix).
         VerifierError: during training, a verifier raised (names task, verifier and example id).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        form, bound = _bind_constructor(args, kwargs)
+    def __init__(
+        self,
+        task: Task | str | PreTrainedModel | None = None,
+        model: str | PreTrainedModel | Any = None,
+        args: MRTPOConfig | GRPOConfig | None = None,
+        examples: Sequence[Any] | Dataset | None = None,
+        eval_examples: Sequence[Any] | Dataset | None = None,
+        processing_class: Any = None,
+        *,
+        data: str | None = None,
+        callbacks: list[Any] | None = None,
+        optimizers: tuple[Any, Any] = (None, None),
+        peft_config: Any = None,
+        run_info: Mapping[str, Any] | None = None,
+        reward_funcs: Any = None,
+        train_dataset: Any = None,
+        eval_dataset: Any = None,
+        reward_processing_classes: Any = None,
+        quantization_config: Any = None,
+        tools: Any = None,
+        rollout_func: Any = None,
+        environment_factory: Any = None,
+    ) -> None:
+        form = "task" if isinstance(task, Task) else "trl"
         if form == "trl":
+            if task is not None and reward_funcs is None:  # TRL's positional form: (model, reward_funcs, ...)
+                task, model, reward_funcs = None, task, model
+            elif task is not None:
+                if model is not None:
+                    raise TypeError("MRTPOTrainer: the model is given twice (first argument and model=)")
+                task, model = None, task
+            if model is None or reward_funcs is None:
+                raise MRTPOError(
+                    "MRTPOTrainer takes a Task first, (task, model, args, examples=...), or TRL's form (model, "
+                    f"reward_funcs, args, train_dataset, ...); got {type(model).__name__ if model is not None else 'no model'}"
+                    f"{'' if reward_funcs is not None else ' and no reward_funcs'}"
+                )
+            if data is not None:
+                raise MRTPOError("data= is passed to a Task's examples function; TRL's form takes train_dataset=")
+            bound = dict(model=model, reward_funcs=reward_funcs, args=args,
+                         train_dataset=train_dataset if train_dataset is not None else examples,
+                         eval_dataset=eval_dataset if eval_dataset is not None else eval_examples,
+                         reward_processing_classes=reward_processing_classes, tools=tools,
+                         rollout_func=rollout_func, environment_factory=environment_factory)
             task, model, config, examples, eval_examples = self._from_trl(bound)
-            data = None
-            processing_class, callbacks = bound["processing_class"], bound["callbacks"]
-            peft_config, optimizers = bound["peft_config"], bound["optimizers"]
-            quantization_config = bound["quantization_config"]
         else:
-            task, model, config = bound["task"], bound["model"], bound["args"]
-            examples, data, eval_examples = bound["examples"], bound["data"], bound["eval_examples"]
-            processing_class, callbacks = bound["processing_class"], bound["callbacks"]
-            peft_config, optimizers = bound["peft_config"], bound["optimizers"]
-            quantization_config = None
-            if not isinstance(task, Task):
-                raise MRTPOError(f"MRTPOTrainer's first argument is a Task (or use TRL's form: model, reward_funcs, "
-                                 f"args, train_dataset); got {type(task).__name__}")
+            given = [name for name, value in (("reward_funcs", reward_funcs), ("train_dataset", train_dataset),
+                                              ("eval_dataset", eval_dataset),
+                                              ("reward_processing_classes", reward_processing_classes),
+                                              ("tools", tools), ("rollout_func", rollout_func),
+                                              ("environment_factory", environment_factory)) if value is not None]
+            if given:
+                raise MRTPOError(
+                    f"MRTPOTrainer(task, ...) takes the task's verifiers and examples= / eval_examples=, not "
+                    f"{given[0]}= (TRL's form: MRTPOTrainer(model, reward_funcs, args, train_dataset, ...))"
+                )
+            config = args
             if examples is not None and not isinstance(examples, list):
                 examples = list(examples)
         if config is not None and not isinstance(config, MRTPOConfig):
-            from trl import GRPOConfig
-
             if not isinstance(config, GRPOConfig):
                 raise MRTPOError(f"args must be an MRTPOConfig (or TRL's GRPOConfig), got {type(config).__name__}")
             config = MRTPOConfig.from_grpo_config(config)
@@ -103,7 +174,7 @@ class MRTPOTrainer(GRPOTrainer):
         if config is None:
             raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
         self._init_common(task, model, config, examples, data, processing_class, callbacks, peft_config,
-                          eval_examples, optimizers, quantization_config)
+                          eval_examples, optimizers, quantization_config, run_info)
 
     def _from_trl(self, bound: dict[str, Any]):
         """TRL's form -> (task, model, args, examples, eval_examples): the reward functions and datasets become a
@@ -125,8 +196,16 @@ class MRTPOTrainer(GRPOTrainer):
         return task, model, config, examples, eval_examples
 
     def _init_common(self, task, model, args, examples, data, processing_class, callbacks, peft_config,
-                     eval_examples, optimizers, quantization_config) -> None:
+                     eval_examples, optimizers, quantization_config, run_info) -> None:
         self.task = task
+        if not args.save_merged_policy and peft_config is None:
+            raise MRTPOError(
+                "--save_merged_policy false keeps a LoRA run's adapter without the merged model; this run trains "
+                "every weight (no --use_peft true / peft_config): pass --save_policy false to save no policy"
+            )
+        self.run_info = dict(run_info or {})
+        self.run_info.setdefault("policy", _describe_model(model))
+        self.run_info.setdefault("initial_policy", _model_source(model))
         # The model card and hub tags name the algorithm that trains the model (TRL's fields, read in __init__).
         self._name, self._paper = ALGORITHM_CARDS[args.algo]
         self._tag_names = ["trl", "mrtpo-sdk", args.algo]
@@ -177,7 +256,14 @@ class MRTPOTrainer(GRPOTrainer):
     # ------------------------------------------------------------------ the run
     def train(self, resume_from_checkpoint: str | bool | None = None, trial=None, ignore_keys_for_eval=None,
               check_output_dir: bool = True, **kwargs):
-        """Train (Trainer's ``train``), keeping the run folder whole.
+        """Train (Trainer's ``train``), keeping the run folder whole and recording the run in ``run.json``.
+
+        ``OUTPUT_DIR/run.json`` is written when training starts (``status: "running"``) and completed when it ends,
+        however it ends (:mod:`mrtpo_sdk.trainer.runs` lists its keys): ``"finished"`` (then the policy is saved,
+        :meth:`save_policy`, when ``args.save_policy``), ``"stopped"`` (a callback stopped it before
+        ``max_steps``), ``"interrupted"`` (Ctrl-C) or ``"error"`` (``error``: the error's one line, e.g. a verifier
+        that raised, with its details file). ``global_step`` is the optimizer steps done. ``rewards.png`` is drawn
+        for a run that stopped early too.
 
         Args:
             resume_from_checkpoint: a ``checkpoint-<step>`` folder, a run folder (its latest complete checkpoint),
@@ -185,10 +271,13 @@ class MRTPOTrainer(GRPOTrainer):
                 ``args.resume_from_checkpoint``. Logs continue from the checkpoint's step (later rows of the killed
                 run are dropped, :mod:`mrtpo_sdk.trainer.runs`); the step-0 evaluation is not repeated.
             check_output_dir: refuse an ``output_dir`` holding a previous run unless ``args.overwrite_output_dir``
-                (the CLI checks before writing ``run.json`` and passes False).
+                (the CLI checks before building the policy and passes False).
 
         Raises:
-            MRTPOError: the folder holds a previous run; no such checkpoint; no optimizer step was taken.
+            MRTPOError: the folder holds a previous run; no such checkpoint; the checkpoint's run trained another task
+                or algo (its ``run.json``); no optimizer step was taken.
+            TrainingInterrupted: Ctrl-C (a ``KeyboardInterrupt``); its line names the step and how to continue.
+            VerifierError: a verifier raised (its line names the details file).
         """
         if resume_from_checkpoint is None:
             resume_from_checkpoint = self.args.resume_from_checkpoint
@@ -196,22 +285,199 @@ class MRTPOTrainer(GRPOTrainer):
         if checkpoint is None and check_output_dir and self.accelerator.is_main_process:
             prepare_output_dir(self.args.output_dir, overwrite=self.args.overwrite_output_dir, log=_note)
         if checkpoint is not None:
+            check_resume_matches(self.args.output_dir, checkpoint, task=self.task.name, algo=self.args.algo,
+                                 model_args=self.run_info.get("model_args"))
             _note(f"resuming from {checkpoint}")
-        eval_on_start = self.args.eval_on_start
+        self.run_record = run_record(self, resumed_from=checkpoint)
+        self._write_run_record()
+        self._started = time.perf_counter()
+        restore = {"eval_on_start": self.args.eval_on_start}
         if checkpoint is not None:
             self.args.eval_on_start = False  # the killed run evaluated at step 0; its row is kept
+            # TrainerState keeps fractions (eval_steps 0.25) as steps; the same steps compare equal on resume
+            restore.update(absolute_step_settings(self.args))
         try:
             output = super().train(
                 resume_from_checkpoint=checkpoint, trial=trial, ignore_keys_for_eval=ignore_keys_for_eval, **kwargs
             )
+        except KeyboardInterrupt as exc:
+            self._end_run("interrupted")
+            raise TrainingInterrupted(self._interrupted_line(), step=self.state.global_step) from exc
+        except Exception as exc:
+            self._end_run("error", error=_error_line(exc))
+            raise
         finally:
-            self.args.eval_on_start = eval_on_start
+            for name, value in restore.items():
+                setattr(self.args, name, value)
         if self.state.global_step == 0:
-            raise MRTPOError(
+            error = MRTPOError(
                 f"no optimizer step was taken (max_steps={self.args.max_steps}, {len(self.train_dataset)} training "
                 f"examples); nothing was trained"
             )
+            self._end_run("error", error=str(error))
+            raise error
+        policy_dir = None
+        if self.args.save_policy:
+            try:
+                policy_dir = self.save_policy()
+            except KeyboardInterrupt as exc:
+                self._end_run("interrupted")
+                raise TrainingInterrupted(self._interrupted_line(), step=self.state.global_step) from exc
+        reached = self.args.max_steps <= 0 or self.state.global_step >= self.args.max_steps
+        self._end_run("finished" if reached else "stopped", policy_dir=policy_dir)
         return output
+
+    def _write_run_record(self) -> None:
+        if self.accelerator.is_main_process:
+            write_run_json(self.args.output_dir, self.run_record)
+
+    def _end_run(self, status: str, *, error: str | None = None, policy_dir: Path | None = None) -> None:
+        """Complete ``run.json`` (main process) and, for a run that stopped early, close the progress bar and draw
+        ``rewards.png`` (Trainer's ``on_train_end`` ran only for a run that completed)."""
+        if not self.accelerator.is_main_process:
+            return
+        if status in ("interrupted", "error"):
+            for callback in self.callback_handler.callbacks:
+                if isinstance(callback, (RichProgressCallback, RewardPlotCallback)):
+                    try:
+                        callback.on_train_end(self.args, self.state, self.control)
+                    except Exception as exc:  # noqa: BLE001 - the run's own error is the one to report
+                        logger.warning("%s at the end of the run: %s", type(callback).__name__, exc)
+        self.run_record.update(
+            end_of_run(self, status, error=error, policy_dir=policy_dir,
+                       elapsed_s=time.perf_counter() - getattr(self, "_started", time.perf_counter()))
+        )
+        self._write_run_record()
+
+    def _interrupted_line(self) -> str:
+        """``interrupted at step N; continue it with ...`` (the latest complete checkpoint), or that none was
+        saved."""
+        saved = complete_checkpoints(self.args.output_dir)
+        hint = (f"; continue it with --resume_from_checkpoint true (latest: {saved[0].name}; from Python: "
+                f"train(resume_from_checkpoint=True))" if saved
+                else "; no checkpoint was saved (--save_strategy steps --save_steps N saves them)")
+        return f"interrupted at step {self.state.global_step}{hint}"
+
+    def save_policy(self) -> Path:
+        """Save the trained policy where ``--model RUN_DIR`` (``eval``, ``explain``, ``train``) and
+        ``from_pretrained`` load it, with its model card (``README.md``, :meth:`create_model_card`):
+
+        * full training: ``OUTPUT_DIR/policy`` (model + tokenizer);
+        * LoRA (``peft_config``): ``OUTPUT_DIR/adapter`` (the adapter as TRL saves it) and, with
+          ``args.save_merged_policy`` (default), ``OUTPUT_DIR/policy``, the adapter merged into the base model.
+          ``save_merged_policy=False``: the adapter alone (the card goes there).
+
+        Call it on every process (it gathers sharded weights); only the main process writes. :meth:`train` calls it
+        at the end when ``args.save_policy``. Returns the folder holding the policy (``policy/`` or ``adapter/``).
+        """
+        out = Path(self.args.output_dir)
+        policy_dir = out / POLICY_SUBDIR
+        peft = _is_peft(self.accelerator.unwrap_model(self.model))
+        if peft and not self.args.save_merged_policy:
+            policy_dir = out / ADAPTER_SUBDIR  # the adapter alone is the saved policy
+        with quiet_saving():  # no "Writing model shards" bar beside the progress lines
+            if peft:
+                self.save_model(str(out / ADAPTER_SUBDIR))
+                if self.accelerator.is_main_process and self.args.save_merged_policy:
+                    merged = self.accelerator.unwrap_model(self.model).merge_and_unload()
+                    merged.save_pretrained(str(policy_dir))
+                    self.processing_class.save_pretrained(str(policy_dir))
+            else:
+                self.save_model(str(policy_dir))  # model + tokenizer, on the main process
+        if self.accelerator.is_main_process:
+            self._write_model_card(policy_dir)
+        return policy_dir
+
+    def create_model_card(self, model_name: str | None = None, dataset_name: str | None = None,
+                          tags: str | list[str] | None = None) -> None:
+        """TRL's model card (it names MRTPO / GDPO / GRPO and the paper), saying what the base policy was (a Hub id,
+        the only one linked; a local folder; the embedded bootstrap policy; a GGUF file) and the task, written to
+        ``OUTPUT_DIR/README.md`` as TRL does. The run itself writes its card beside the policy
+        (:meth:`save_policy`); a checkpoint adds none to the run folder."""
+        if getattr(self, "_saving_checkpoint", False):
+            return  # TRL's _save_checkpoint: the run's card is policy/README.md
+        text = self._model_card_text(model_name, dataset_name, tags, quick_start=None)
+        if text is not None:
+            Path(self.args.output_dir, "README.md").write_text(text, encoding="utf-8")
+
+    def _write_model_card(self, folder: Path) -> None:
+        """``folder/README.md``: the model card, its quick start loading ``folder``. A card that cannot be made
+        leaves a note, never a failed run."""
+        try:
+            text = self._model_card_text(f"{self.task.name} ({self.args.algo}) policy", None, None,
+                                         quick_start=folder)
+            if text is not None:
+                (folder / "README.md").write_text(text, encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001 - the card is a nicety
+            _note(f"note: no model card ({type(exc).__name__}: {exc})")
+
+    def _model_card_text(self, model_name, dataset_name, tags, *, quick_start: Path | None) -> str | None:
+        """TRL's card text (``None`` off the main process), its base-model sentence and quick start made true."""
+        import re
+        import tempfile
+
+        from ..policy.gguf import describe_origin, model_origin
+        from ..policy.pretrained import looks_like_path
+
+        real = self.args.output_dir
+        with tempfile.TemporaryDirectory() as tmp:
+            self.args.output_dir = tmp  # TRL writes OUTPUT_DIR/README.md: into a scratch folder, read back
+            try:
+                super().create_model_card(model_name=model_name, dataset_name=dataset_name, tags=tags)
+            finally:
+                self.args.output_dir = real
+            card = Path(tmp) / "README.md"
+            if not card.is_file():
+                return None
+            text = card.read_text(encoding="utf-8")
+        base = str(self.run_info.get("policy") or "")
+        folder = self.run_info.get("model_folder")
+        gguf = model_origin(folder) if folder else None
+        hub = base if base and gguf is None and not base.startswith(("embedded ", "a ")) and not looks_like_path(
+            base) else None
+        if gguf is not None:
+            origin = f"the GGUF file {describe_origin(gguf)}"
+            if ", warm-started with " in base:
+                origin += ", warm-started with" + base.split(", warm-started with", 1)[1].split(" (")[0]
+        elif hub:
+            origin = f"[{hub}](https://huggingface.co/{hub})"
+        elif base.startswith(("embedded ", "a ")):
+            origin = f"the {base}" if base.startswith("embedded ") else base
+        else:
+            origin = f"the local model `{base}`"
+        task_file = self.run_info.get("task_file")
+        where = f"task `{self.task.name}`" + (f" (task file `{task_file}`)" if task_file else "")
+        text = re.sub(
+            r"^This model is a fine-tuned version of .*$",
+            lambda _: f"This model is a fine-tuned version of {origin}, trained with mrtpo-sdk on the {where}.",
+            text,
+            count=1,
+            flags=re.M,
+        )
+        target = quick_start if quick_start is not None else Path(real)
+        return text.replace('model="None"', f"model={json.dumps(str(target))}")  # the quick start loads it
+
+    def _save_checkpoint(self, model, trial):
+        """Trainer's checkpoint, without transformers' "Writing model shards" bar among the progress lines and
+        without TRL's model card in the run folder (the run's card is ``policy/README.md``)."""
+        self._saving_checkpoint = True
+        try:
+            with quiet_saving():
+                return super()._save_checkpoint(model, trial)
+        finally:
+            self._saving_checkpoint = False
+
+    def _issue_warnings_after_load(self, load_result: Any) -> None:
+        """Trainer's warnings after loading a checkpoint, less the tied weights (``lm_head.weight`` of a model
+        with tied embeddings is saved once, as the embedding, and is loaded with it)."""
+        model = self.accelerator.unwrap_model(self.model)
+        params = dict(model.named_parameters(remove_duplicate=False))
+        missing = list(getattr(load_result, "missing_keys", []) or [])
+        loaded = {p.data_ptr() for name, p in params.items() if name not in missing}
+        tied = {k for k in missing if k in params and params[k].data_ptr() in loaded}
+        if tied and hasattr(load_result, "_replace"):
+            load_result = load_result._replace(missing_keys=[k for k in missing if k not in tied])
+        super()._issue_warnings_after_load(load_result)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
@@ -613,36 +879,6 @@ def _drop_none_from_trackers(trainer) -> None:
 _TRL_REWARD_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
 
 
-def _task_form(task=None, model=None, args=None, examples=None, data=None, processing_class=None, callbacks=None,
-               peft_config=None, eval_examples=None, optimizers=(None, None)):
-    return locals()
-
-
-def _trl_form(model, reward_funcs, args=None, train_dataset=None, eval_dataset=None, processing_class=None,
-              reward_processing_classes=None, callbacks=None, optimizers=(None, None), quantization_config=None,
-              peft_config=None, tools=None, rollout_func=None, environment_factory=None):
-    return locals()
-
-
-def _bind_constructor(args: tuple, kwargs: dict) -> tuple[str, dict[str, Any]]:
-    """Which form the call uses: ``("task", ...)`` when the first argument (or ``task=``) is a Task, else
-    ``("trl", ...)`` for TRL's ``GRPOTrainer`` signature (``reward_funcs`` given). Returns the bound arguments."""
-    if "task" in kwargs or (args and isinstance(args[0], Task)):
-        trl = False
-    else:
-        trl = "reward_funcs" in kwargs or "train_dataset" in kwargs or len(args) >= 2
-    form, fn = ("trl", _trl_form) if trl else ("task", _task_form)
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError as exc:
-        raise TypeError(
-            f"MRTPOTrainer({form} form): {exc}; it takes (task, model, args, examples=..., ...) or TRL's "
-            f"(model, reward_funcs, args, train_dataset, eval_dataset, processing_class, ...)"
-        ) from None
-    bound.apply_defaults()
-    return form, dict(bound.arguments)
-
-
 class _details_on_error:
     """Context: a :class:`VerifierError` raised inside writes ``OUTPUT_DIR/errors/<step>-<verifier>.txt`` (main
     process) before it propagates, so its one line points at the details."""
@@ -664,6 +900,33 @@ class _details_on_error:
 
 def _note(message: str) -> None:
     print(message, flush=True)
+
+
+def _error_line(exc: BaseException) -> str:
+    """The one line ``run.json`` records for the error that stopped a run: an :class:`MRTPOError`'s own line
+    (a verifier's names its details file), else ``Type: message``."""
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, MRTPOError) else f"{type(exc).__name__}: {text}".rstrip(": ")
+
+
+def _is_peft(model: Any) -> bool:
+    """A PEFT model (LoRA adapters on a base model)."""
+    return hasattr(model, "peft_config") and hasattr(model, "merge_and_unload")
+
+
+def _model_source(model: Any) -> str | None:
+    """The id or folder a model comes from: ``model`` itself for a string, else its config's ``name_or_path``
+    (``None`` when it has none, e.g. a model built in memory)."""
+    if isinstance(model, (str, Path)):
+        return str(model)
+    name = getattr(getattr(model, "config", None), "_name_or_path", None)
+    return str(name) if name else None
+
+
+def _describe_model(model: Any) -> str:
+    """How ``run.json`` and the model card name a policy given to the trainer: its id or folder, else ``a
+    <Class> given in Python``."""
+    return _model_source(model) or f"a {type(model).__name__} given in Python"
 
 
 def prompts_per_step(args: MRTPOConfig) -> int:

@@ -97,6 +97,16 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
         returns="the loss tensor, passed through unchanged",
         used_by=f"{_T}.training_step (times the update)",
     ),
+    Method(
+        "GRPOTrainer", "_save_checkpoint", ("model", "trial"),
+        returns="None (writes OUTPUT_DIR/checkpoint-<step>/; TRL writes its model card first)",
+        used_by=f"{_T}._save_checkpoint (no progress bars while saving, no model card in the run folder)",
+    ),
+    Method(
+        "GRPOTrainer", "create_model_card", ("model_name", "dataset_name", "tags"),
+        returns="None (writes OUTPUT_DIR/README.md on the main process)",
+        used_by=f"{_T}.create_model_card and {_T}._model_card_text (TRL's card text, its base model made true)",
+    ),
     # ---- private methods we call
     Method(
         "GRPOTrainer", "_tokenize_prompts", ("prompts",),
