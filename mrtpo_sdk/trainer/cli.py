@@ -501,9 +501,10 @@ def run_training(
     # and the contract checks lint and check make (a verifier that changes its example, a constant reward).
     require_enough_examples(len(examples), config, what=f"task {task.name!r}")
     reward_weights(task, config)  # one weight per verifier: the config checks that need only the task, up front
-    from ..authoring.contracts import preflight
+    from ..authoring.verifier_checks import preflight
+    from ..lint.preflight import lint_warnings
 
-    for line in preflight(task, examples, task_file=task_file):
+    for line in preflight(task, examples, task_file=task_file) + lint_warnings(task, examples, task_file):
         print(f"warning: {line}", flush=True)
     from ..authoring.check import check_prompts
 
@@ -620,7 +621,7 @@ def print_summary(trainer, *, task_file: str | None = None) -> None:
     before -> after, and where the run's files are (from ``run.json`` and ``metrics.jsonl``)."""
     from ..policy.pretrained import ADAPTER_SUBDIR
     from .callbacks import read_metrics
-    from .credit import credit_pages_line
+    from .credit_logging import credit_pages_line
 
     task, config, info = trainer.task, trainer.args, trainer.run_record
     out = Path(config.output_dir)
