@@ -16,6 +16,12 @@ few tokens, the case MRTPO is built for.
 
     python benchmarks/credit_concentration.py --task instruction_following --model smollm2 --json out.json
     python benchmarks/credit_concentration.py --task instruction_following            # the embedded policy
+    python benchmarks/credit_concentration.py --figure docs/results/credit_concentration.png \
+        docs/results/credit_concentration_*.json                                       # the figure of the JSONs
+
+The figure: per task, the share of tokens holding 80 % of a reward's distance (median over the replayed
+response–reward pairs) for each policy beside the paper's (uniform credit: 0.8), and, for end-phrase constraints,
+the share of the distance on the top 4 % of tokens.
 """
 
 from __future__ import annotations
@@ -44,7 +50,73 @@ def _args(argv=None) -> argparse.Namespace:
     p.add_argument("--max_completion_length", type=int, default=128)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", default=None, help="write the per-completion rows and the summary here")
+    p.add_argument("--figure", default=None, metavar="OUT.png",
+                   help="draw the figure of the JSON files given after it (written by --json) instead of measuring")
+    p.add_argument("jsons", nargs="*", help="with --figure: the JSON files to draw")
     return p.parse_args(argv)
+
+
+#: The paper's figures, as (low, high) shares, for the figure.
+PAPER_SHARE80 = {"sql": (0.26, 0.29), "bfcl": (0.13, 0.15)}
+PAPER_END_TOP4 = 0.40
+
+
+def figure(paths: list[str], out: str) -> None:
+    """Draw the concentration of every JSON in ``paths`` (one per task and policy) into ``out`` (PNG): left, the
+    median share of tokens holding 80 % of a reward's distance per task and policy, with the paper's range and the
+    uniform 0.8; right, the mean share of an end-phrase constraint's distance on its top 4 % of tokens.
+
+    Raises:
+        SystemExit: no JSON given.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not paths:
+        raise SystemExit("error: --figure needs the JSON files written by --json")
+    data = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    tasks = sorted({d["task"] for d in data})
+    policies = sorted({"embedded" if d["policy"].startswith("embedded") else d["policy"] for d in data})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
+    width = 0.8 / max(1, len(policies))
+    for j, pol in enumerate(policies):
+        vals = []
+        for t in tasks:
+            d = next((d for d in data if d["task"] == t and
+                      ("embedded" if d["policy"].startswith("embedded") else d["policy"]) == pol), None)
+            vals.append(d["summary"]["(all)"]["share80_median"] if d else float("nan"))
+        ax.bar([i + j * width for i in range(len(tasks))], vals, width, label=pol)
+    for i, t in enumerate(tasks):
+        if t in PAPER_SHARE80:
+            lo, hi = PAPER_SHARE80[t]
+            ax.plot([i - width / 2, i + (len(policies) - 0.5) * width], [(lo + hi) / 2] * 2, "k--", lw=1.5,
+                    label="paper")
+    ax.axhline(0.8, color="grey", lw=1, ls=":", label="uniform credit")
+    ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(tasks))], tasks)
+    ax.set_ylabel("share of tokens holding 80 % of the distance")
+    ax.set_ylim(0, 1)
+    handles, labels = ax.get_legend_handles_labels()
+    uniq = dict(zip(labels, handles))
+    ax.legend(uniq.values(), uniq.keys(), fontsize=8)
+    ax.set_title("all rewards, sampled completions (lower: more concentrated)", fontsize=9)
+    ends = []  # every end-phrase pair of every task, per policy (the mean over the pairs)
+    for pol in policies:
+        tops = [r["top4"] for d in data if ("embedded" if d["policy"].startswith("embedded") else d["policy"]) == pol
+                for r in d["rows"] if r["label"] == "startend:end_checker" and r["top4"] is not None]
+        ends.append(statistics.mean(tops) if tops else float("nan"))
+    bx.bar(range(len(policies)), ends, color=[f"C{j}" for j in range(len(policies))])
+    bx.axhline(PAPER_END_TOP4, color="k", ls="--", lw=1.5, label="paper")
+    bx.axhline(0.04, color="grey", ls=":", lw=1, label="uniform credit")
+    bx.set_xticks(range(len(policies)), policies)
+    bx.set_ylim(0, 1)
+    bx.set_ylabel("share of the distance on the top 4 % of tokens")
+    bx.set_title("end-phrase constraints (all tasks)", fontsize=9)
+    bx.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
 
 
 def constraint_labels(example, k: int) -> list[str]:
@@ -70,6 +142,10 @@ def top_share(q: list[float], frac: float = 0.04) -> float | None:
 
 def main(argv=None) -> int:
     a = _args(argv)
+    if a.figure:
+        figure(a.jsons, a.figure)
+        print(f"figure: {a.figure}")
+        return 0
     import torch
 
     from mrtpo_sdk.authoring.explain import explain
