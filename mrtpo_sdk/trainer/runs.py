@@ -272,10 +272,10 @@ def end_of_run(trainer: Any, status: str, *, error: str | None, policy_dir: Path
                elapsed_s: float) -> dict[str, Any]:
     """The keys ``run.json`` gets when a run ends: ``status``, ``global_step``, ``finished``, ``error``,
     ``elapsed_s``, ``policy_dir``, the first and last evaluations and the headline metrics' names."""
-    from .callbacks import read_metrics
+    from ..jsonl import read_jsonl
 
     metrics = Path(trainer.args.output_dir) / "metrics.jsonl"
-    rows = read_metrics(metrics) if metrics.is_file() else []
+    rows = [row for _, row in read_jsonl(metrics)] if metrics.is_file() else []
     evals = [{k[5:]: v for k, v in r.items() if k.startswith("eval/")} | {"step": r.get("step")}
              for r in rows if any(k.startswith("eval/") for k in r)]
     report = getattr(trainer, "last_eval_report", None)
