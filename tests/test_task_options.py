@@ -260,3 +260,15 @@ def test_train_records_the_options_in_run_json(words, tmp_path, monkeypatch, sha
                  "--config", "run.yaml", "-Trepeat=2"]) == 0
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["task_options"] == {"repeat": 2, "shout": True, "style": "fancy"}  # a flag wins over --config
+
+
+def test_resume_refuses_other_task_options(words, tmp_path, monkeypatch, shared_cache, capsys):
+    monkeypatch.chdir(tmp_path)
+    run = ["train", words, *TINY_RUN, "--output_dir", "run", "--save_strategy", "steps", "--save_steps", "1"]
+    assert main([*run, "--max_steps", "1", "-T", "repeat=2"]) == 0
+    capsys.readouterr()
+    assert main([*run, "--max_steps", "2", "-T", "repeat=3", "--resume_from_checkpoint", "true"]) == 2
+    (line,) = error_lines(capsys)
+    assert "that run trained with other task options (repeat=2 there, 3 here)" in line
+    assert main([*run, "--max_steps", "2", "-T", "repeat=2", "--resume_from_checkpoint", "true"]) == 0
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["global_step"] == 2

@@ -523,7 +523,8 @@ def run_training(
     log = lambda msg: print(msg, flush=True)  # noqa: E731
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=log)
     if checkpoint is not None:  # the trainer checks it too; here before the policy is built
-        check_resume_matches(out, checkpoint, task=task.name, algo=config.algo, model_args=_model_args(model_args))
+        check_resume_matches(out, checkpoint, task=task.name, algo=config.algo, model_args=_model_args(model_args),
+                             task_options=task.option_values)
     else:
         prepare_output_dir(out, overwrite=config.overwrite_output_dir, log=log)
 

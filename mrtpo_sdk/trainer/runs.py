@@ -335,14 +335,16 @@ def quiet_saving() -> Iterator[None]:
 
 
 def check_resume_matches(output_dir: str | Path, checkpoint: str, *, task: str, algo: str,
-                         model_args: dict[str, Any] | None = None) -> None:
-    """A resumed run continues the same task, algorithm and LoRA settings (the folder's ``run.json`` says which;
-    no ``run.json``: nothing to compare). ``model_args``: TRL's ``ModelConfig`` as ``run.json`` records it (the
-    CLI's), ``None`` to skip the LoRA comparison.
+                         model_args: dict[str, Any] | None = None,
+                         task_options: dict[str, Any] | None = None) -> None:
+    """A resumed run continues the same task, task options, algorithm and LoRA settings (the folder's ``run.json``
+    says which; no ``run.json``: nothing to compare). ``model_args``: TRL's ``ModelConfig`` as ``run.json`` records
+    it (the CLI's), ``None`` to skip the LoRA comparison. ``task_options``: the task's option values
+    (``Task.option_values``), ``None`` to skip that comparison.
 
     Raises:
-        MRTPOError: the run folder's task, algo, or LoRA settings (use_peft, lora_r, lora_alpha,
-            lora_target_modules) differ from this run's.
+        MRTPOError: the run folder's task, task options (``-T``), algo, or LoRA settings (use_peft, lora_r,
+            lora_alpha, lora_target_modules) differ from this run's.
     """
     path = Path(output_dir) / "run.json"
     try:
@@ -356,6 +358,16 @@ def check_resume_matches(output_dir: str | Path, checkpoint: str, *, task: str, 
             raise MRTPOError(
                 f"--resume_from_checkpoint {checkpoint}: that run trained {key} {info[key]!r}, this command "
                 f"{key} {value!r}; resume with the same {flag}, or train into another --output_dir"
+            )
+    saved_options = info.get("task_options")
+    if task_options is not None and isinstance(saved_options, dict):
+        now = {k: jsonable(v) for k, v in task_options.items()}
+        differ = sorted(k for k in {*saved_options, *now} if saved_options.get(k) != now.get(k))
+        if differ:
+            said = ", ".join(f"{k}={saved_options.get(k)!r} there, {now.get(k)!r} here" for k in differ)
+            raise MRTPOError(
+                f"--resume_from_checkpoint {checkpoint}: that run trained with other task options ({said}); "
+                f"resume with the same -T KEY=VALUE options, or train into another --output_dir"
             )
     saved = info.get("model_args") or {}
     if model_args is not None and saved:

@@ -286,7 +286,8 @@ class MRTPOTrainer(GRPOTrainer):
             prepare_output_dir(self.args.output_dir, overwrite=self.args.overwrite_output_dir, log=_note)
         if checkpoint is not None:
             check_resume_matches(self.args.output_dir, checkpoint, task=self.task.name, algo=self.args.algo,
-                                 model_args=self.run_info.get("model_args"))
+                                 model_args=self.run_info.get("model_args"),
+                                 task_options=getattr(self.task, "option_values", None))
             _note(f"resuming from {checkpoint}")
         self.run_record = run_record(self, resumed_from=checkpoint)
         self._write_run_record()
