@@ -14,7 +14,7 @@ from mrtpo_sdk.trainer import MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 from mrtpo_sdk.verifier import DEFAULT_TIME_LIMIT_S, MAX_BLOCK_CHARS, cap_block
 
-from .test_trainer import config, tiny_policy
+from .helpers import config, tiny_policy
 
 
 def spin(seconds):
