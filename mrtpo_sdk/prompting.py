@@ -3,7 +3,7 @@
 It mirrors what TRL 1.16's ``GRPOTrainer._tokenize_prompts`` does for text-only prompts without tools: chat
 messages go through the tokenizer's chat template with ``add_generation_prompt=True``; plain text through the
 tokenizer itself. ``eval``, ``explain`` and the replay outside training use it; inside training the trainer uses
-TRL's own method, and ``tests/test_evaluation.py`` checks that both give the same ids on every bundled task.
+TRL's own method, and ``tests/evaluation/test_evaluation.py`` checks that both give the same ids on every bundled task.
 """
 
 from __future__ import annotations

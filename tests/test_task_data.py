@@ -202,13 +202,13 @@ def test_a_dataset_task_trains_end_to_end(tmp_path):
     from mrtpo_sdk.trainer import MRTPOTrainer
     from mrtpo_sdk.trainer.callbacks import read_metrics
 
-    from .test_trainer import TINY, config
+    from .helpers import TINY_POLICY, config
 
     rows = [{"q": f"what is {i} plus {i}?", "a": str(2 * i)} for i in range(8)]
     task = Task(name="ds-toy", examples=Dataset.from_list(rows), prompt=lambda ex: ex["q"], verifiers=[correct])
     texts = [r["q"] for r in rows] + [r["a"] for r in rows]
     tok = build_tokenizer(texts * 4, vocab_size=300)
-    model = build_model(tok, DefaultPolicyConfig(**TINY))
+    model = build_model(tok, DefaultPolicyConfig(**TINY_POLICY))
     args = config(tmp_path, max_steps=1)
     MRTPOTrainer(task, model, args, processing_class=tok).train()
     out = Path(args.output_dir)

@@ -12,57 +12,9 @@ import pytest
 from mrtpo_sdk import Verifier, VerifierContractError, VerifierError
 from mrtpo_sdk.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from .helpers import FRAGILE_DEF_LINE, FRAGILE_RAISE_LINE, ROOT, TRAIN_FLAGS, write_fragile
+
 SQL_TASK = str(ROOT / "tasks" / "sql.py")
-
-# The verifier `fragile` raises only from step 2 on (once step 1's metrics row is written), on the first completion it
-# sees then; just before raising it writes that completion to SEEN, so the test knows which one triggered it.
-FRAGILE_TASK = '''
-from pathlib import Path
-
-from mrtpo_sdk import Result, Task, verifier
-
-OUT = Path({out!r})
-SEEN = Path({seen!r})
-
-
-@verifier(kind="reference")
-def has_e(example, completion):
-    return Result(float("e" in completion), "The answer contains an e.")
-
-
-@verifier(kind="reference")
-def fragile(example, completion):
-    if (OUT / "metrics.jsonl").is_file() and (OUT / "metrics.jsonl").read_text().strip():
-        SEEN.write_text(repr(completion))  # exactly, whatever characters it holds
-        table = {{}}
-        return Result(table[example["word"]], "")  # KeyError
-    return Result(float("a" in completion), "The answer contains an a.")
-
-
-task = Task(
-    name="fragile",
-    examples=[{{"id": f"ex-{{i}}", "word": w}}
-              for i, w in enumerate(["apple", "river", "stone", "cloud", "grass", "flame", "ocean", "tiger"])],
-    prompt=lambda ex: [{{"role": "user", "content": "Spell " + ex["word"]}}],
-    verifiers=[has_e, fragile],
-    reference=lambda ex: ex["word"],
-)
-'''
-_LINES = FRAGILE_TASK.splitlines()
-FRAGILE_DEF_LINE = _LINES.index("def fragile(example, completion):")  # 1-based: the @verifier line above it
-FRAGILE_RAISE_LINE = next(i + 1 for i, t in enumerate(_LINES) if "# KeyError" in t)
-
-
-def write_fragile(tmp_path: Path) -> tuple[Path, Path, Path]:
-    out, seen = tmp_path / "run", tmp_path / "seen.txt"
-    task_file = tmp_path / "fragile_task.py"
-    task_file.write_text(FRAGILE_TASK.format(out=str(out), seen=str(seen)))
-    lines = task_file.read_text().splitlines()
-    assert lines[FRAGILE_DEF_LINE - 1] == '@verifier(kind="reference")'
-    assert lines[FRAGILE_DEF_LINE].startswith("def fragile(")
-    assert "table[example" in lines[FRAGILE_RAISE_LINE - 1]
-    return task_file, out, seen
 
 
 def error_lines(capsys) -> list[str]:
@@ -72,10 +24,6 @@ def error_lines(capsys) -> list[str]:
 @pytest.fixture(autouse=True)
 def isolated(shared_cache, monkeypatch):  # the run's shared cache (tests/conftest.py)
     monkeypatch.delenv("MRTPO_DEBUG", raising=False)
-
-
-TRAIN_FLAGS = ["--policy_preset", "tiny", "--max_steps", "3", "--per_device_train_batch_size", "8",
-               "--save_policy", "false"]
 
 
 def test_a_verifier_raising_during_train_writes_the_details_beside_one_line(tmp_path, capsys):

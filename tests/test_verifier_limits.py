@@ -14,7 +14,7 @@ from mrtpo_sdk.trainer import MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 from mrtpo_sdk.verifier import DEFAULT_TIME_LIMIT_S, MAX_BLOCK_CHARS, cap_block
 
-from .test_trainer import config, tiny_policy
+from .helpers import config, tiny_policy
 
 
 def spin(seconds):
@@ -24,17 +24,22 @@ def spin(seconds):
     return "done"
 
 
+# The calls stopped at a 0.2 s limit would run HANG_S; stopping before half of that shows the limit stopped them (a
+# bound no load on the machine reaches: the limit fires 50 times earlier).
+HANG_S = 20
+
+
 def test_call_with_deadline_in_the_main_thread_and_elsewhere():
     assert call_with_deadline(spin, (0.01,), seconds=1.0) == "done"
     start = time.perf_counter()
     with pytest.raises(DeadlineExceeded, match="0.2 s time limit"):
-        call_with_deadline(spin, (10,), seconds=0.2)
-    assert time.perf_counter() - start < 1.0
+        call_with_deadline(spin, (HANG_S,), seconds=0.2)
+    assert time.perf_counter() - start < HANG_S / 2
     box = {}
 
     def other_thread():
         try:
-            call_with_deadline(time.sleep, (5,), seconds=0.2)
+            call_with_deadline(time.sleep, (HANG_S,), seconds=0.2)  # abandoned asleep: costs no CPU
         except DeadlineExceeded as exc:
             box["error"] = exc
 
@@ -42,7 +47,7 @@ def test_call_with_deadline_in_the_main_thread_and_elsewhere():
     start = time.perf_counter()
     t.start()
     t.join()
-    assert isinstance(box["error"], DeadlineExceeded) and time.perf_counter() - start < 1.0
+    assert isinstance(box["error"], DeadlineExceeded) and time.perf_counter() - start < HANG_S / 2
     with pytest.raises(ZeroDivisionError):
         call_with_deadline(lambda: 1 / 0, seconds=1.0)  # the call's own errors pass through
 
@@ -50,7 +55,7 @@ def test_call_with_deadline_in_the_main_thread_and_elsewhere():
 @verifier(time_limit=0.2, failure_reward=0.0)
 def slow_on_long(example, completion):
     if len(completion) > 3:
-        spin(10)
+        spin(HANG_S)
     return Result(1.0, "")
 
 
@@ -59,7 +64,7 @@ def test_a_verifier_past_its_limit_is_one_line():
     start = time.perf_counter()
     with pytest.raises(VerifierTimeout) as info:
         slow_on_long.score({"id": "e"}, "a long one", task="t", example_id="e")
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG_S / 2
     assert str(info.value).startswith("task 't', verifier 'slow_on_long', example 'e': the verifier ran past its "
                                       "0.2 s time limit on a completion of 10 characters")
     assert slow_on_long.timeout_result(info.value) == Result(0.0, "Checking this answer took longer than 0.2 s; "
@@ -103,11 +108,10 @@ def test_training_scores_a_timed_out_completion_as_failure_and_goes_on(tmp_path,
                 reference=lambda ex: ex["word"])
     model, tok = tiny_policy(task)
     args = config(tmp_path, max_steps=1, log_samples_steps=0)
-    start = time.perf_counter()
     MRTPOTrainer(task, model, args, processing_class=tok).train()
-    assert time.perf_counter() - start < 30  # 4 completions x 0.2 s, not 4 x 10 s
     rows = read_metrics(Path(args.output_dir) / "metrics.jsonl")
-    assert rows[0]["verifier_timeouts/stalls"] == 4.0  # the 4 completions of example w-0
+    # the 4 completions of example w-0, each stopped at its 0.2 s limit (a call that ran its 10 s is no timeout)
+    assert rows[0]["verifier_timeouts/stalls"] == 4.0
     assert any("ran past its 0.2 s time limit" in r.getMessage() for r in caplog.records)
 
 
@@ -127,12 +131,10 @@ def test_a_verifier_that_keeps_timing_out_is_not_waited_for_again():
         calls.append(completion)
         spin(10)
 
-    start = time.perf_counter()
     for i in range(20):
         with pytest.raises(VerifierTimeout):
             hangs.score({"id": "e"}, f"c{i}", task="t", example_id="e")
-    assert len(calls) == 3  # waited for 3 times, then failed at once
-    assert time.perf_counter() - start < 2.0
+    assert len(calls) == 3  # run (and waited for) 3 times, then the other 17 failed without running
     with pytest.raises(VerifierTimeout, match="not run: the verifier ran past its 0.1 s time limit on its last 3"):
         hangs.score({"id": "e"}, "again", task="t", example_id="e")
     for i in range(60):  # every 50th skipped call tries it again
@@ -149,14 +151,12 @@ def test_check_and_lint_stop_waiting_for_a_hanging_verifier(tmp_path):
     task_file.write_text(
         "import time\nfrom mrtpo_sdk import Result, Task, verifier\n\n"
         "@verifier(kind='reference', time_limit=0.5)\n"
-        "def sleepy(example, completion):\n    time.sleep(60)\n\n"
+        "def sleepy(example, completion):\n    time.sleep(3600)\n\n"
         "task = Task(name='sleepy', examples=[{'id': f'q{i}'} for i in range(16)], prompt=lambda ex: 'Say x.',\n"
         "            verifiers=[sleepy], reference=lambda ex: 'x')\n")
     for command in ("check", "lint"):
-        start = time.perf_counter()
+        # a command that waited for one call of the verifier to end would run an hour, and time out here
         proc = subprocess.run([sys.executable, "-m", "mrtpo_sdk", command, str(task_file)], capture_output=True,
-                              text=True, timeout=120, cwd=tmp_path)
-        took = time.perf_counter() - start
+                              text=True, timeout=600, cwd=tmp_path)
         assert proc.returncode in (1, 2), proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "time limit" in proc.stdout + proc.stderr
-        assert took < 30, f"{command} took {took:.0f} s"

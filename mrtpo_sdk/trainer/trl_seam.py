@@ -8,7 +8,7 @@ network) and returns one line per mismatch, naming the method and the TRL versio
 
     python -c "from mrtpo_sdk.trainer.trl_seam import check_trl_seam; print(check_trl_seam())"
 
-The return shapes are checked by behaviour in ``tests/test_trl_seam.py`` on a tiny model. This module imports
+The return shapes are checked by behaviour in ``tests/trainer/test_trl_seam.py`` on a tiny model. This module imports
 nothing heavy at import time (TRL is imported inside :func:`check_trl_seam`). See ``docs/trl.md``.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mrtpo_sdk.sql.sandbox import ExecutionResult, execute_sql
+from mrtpo_sdk.sql.sandbox import KILL_GRACE_S, ExecutionResult, execute_sql
 
 
 @pytest.fixture()
@@ -100,7 +100,7 @@ def test_hostile_queries_fail_fast_without_side_effects(db: Path, tmp_path: Path
     assert res.ok is False, (name, res)
     assert res.error, name
     assert res.rows is None and res.columns is None
-    assert elapsed < 2.0, (name, elapsed)
+    assert elapsed < 10 * (1.0 + KILL_GRACE_S), (name, elapsed)  # the 1 s limit stopped it (room for a loaded CPU)
     assert _digest(db) == before_hash
     assert _listing(db.parent) == before_files
     assert _listing(tmp_path) == tmp_before
@@ -134,7 +134,7 @@ def test_time_limit_is_enforced_inside_sqlite(db: Path) -> None:
     start = time.monotonic()
     res = execute_sql(db, HOSTILE["recursive"], timeout_s=0.3)
     assert not res.ok and res.error.startswith("interrupted")
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 10 * (0.3 + KILL_GRACE_S)  # stopped by the limit, not run to its end
 
 
 def test_missing_database_raises(tmp_path: Path) -> None:

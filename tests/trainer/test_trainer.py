@@ -11,33 +11,10 @@ import pytest
 import torch
 
 from mrtpo_sdk import MRTPOError, Result, Task, VerifierError, load_task, verifier
-from mrtpo_sdk.policy import DefaultPolicyConfig, build_model, build_tokenizer
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 
-from .conftest import TINY_POLICY
-
-FIXTURES = Path(__file__).parent / "fixtures"
-TINY = TINY_POLICY  # tests/conftest.py
-
-
-def tiny_policy(task):
-    examples = task.load_examples()
-    texts = [m["content"] for e in examples for m in task.rollout_prompt(e)] + [
-        task.reference_completion(e) for e in examples
-    ]
-    tok = build_tokenizer(texts * 4, vocab_size=300)
-    return build_model(tok, DefaultPolicyConfig(**TINY)), tok
-
-
-def config(tmp_path, algo="mrtpo", **kw):
-    base = dict(
-        output_dir=str(tmp_path / algo), algo=algo, max_steps=3, per_device_train_batch_size=8, num_generations=4,
-        max_completion_length=12, logging_steps=1, report_to="none", save_strategy="no", bf16=False,
-        disable_tqdm=True, beta_warmup_steps=2, seed=0, log_samples_steps=1, use_cpu=True,
-    )
-    base.update(kw)
-    return MRTPOConfig(**base)
+from ..helpers import FIXTURES, config, tiny_policy
 
 
 @pytest.mark.parametrize("algo", ["mrtpo", "gdpo", "grpo"])

@@ -3,7 +3,6 @@ per-token credit, returning Results from its reward functions). Also datasets in
 
 import logging
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
@@ -13,9 +12,8 @@ from mrtpo_sdk.reward_functions import RewardFunction, rows_with_ids, task_from_
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 
-from .test_trainer import tiny_policy
+from ..helpers import LETTERS, tiny_policy
 
-LETTERS = str(Path(__file__).parent / "fixtures" / "letters_task.py")
 
 # A plain TRL script: a local model folder, a datasets.Dataset with an extra column, two reward functions.
 SCRIPT = '''

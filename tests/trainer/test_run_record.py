@@ -14,9 +14,8 @@ from mrtpo_sdk.trainer import MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import RichProgressCallback
 from mrtpo_sdk.trainer.runs import absolute_step_settings
 
-from .test_trainer import config, tiny_policy
+from ..helpers import LETTERS, TRAIN_FLAGS, config, tiny_policy, write_fragile
 
-LETTERS = str(Path(__file__).parent / "fixtures" / "letters_task.py")
 
 
 @pytest.fixture(autouse=True)
@@ -49,8 +48,6 @@ def test_a_run_started_from_python_writes_the_run_json_that_eval_reads(tmp_path,
 
 
 def test_a_verifier_error_is_recorded_with_its_step_and_the_curves_are_drawn(tmp_path, capsys, monkeypatch):
-    from .test_verifier_errors import TRAIN_FLAGS, write_fragile
-
     monkeypatch.delenv("MRTPO_DEBUG", raising=False)
     task_file, out, _ = write_fragile(tmp_path)  # `fragile` raises in step 2, once step 1's row is written
     assert main(["train", str(task_file), "--output_dir", str(out), *TRAIN_FLAGS]) == 2

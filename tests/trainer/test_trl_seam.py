@@ -4,7 +4,6 @@ by behaviour on a tiny model, and a change is reported in one line naming the me
 import math
 import re
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,11 +16,10 @@ from mrtpo_sdk.prompting import encode_prompts
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.trl_seam import SEAM, Attribute, Method, SourceMarker, _signature_params, check_trl_seam
 
-from .conftest import TINY_POLICY
+from ..helpers import FIXTURES, ROOT, TINY_POLICY
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mrtpo_sdk"
-FIXTURES = Path(__file__).parent / "fixtures"
-TINY = TINY_POLICY  # tests/conftest.py
+PACKAGE = ROOT / "mrtpo_sdk"
+TINY = TINY_POLICY  # tests/helpers.py
 PREFIX = f"trl {trl.__version__}: "
 
 

@@ -25,10 +25,8 @@ from mrtpo_sdk.prompting import encode_prompts
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import read_metrics
 
-from .test_trainer import config, tiny_policy
+from ..helpers import FIXTURES, ROOT, config, tiny_policy
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)

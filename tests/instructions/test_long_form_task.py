@@ -12,7 +12,7 @@ import pytest
 from mrtpo_sdk import MRTPOError, load_task
 from mrtpo_sdk.resources import bundled_task_file
 
-TASK_FILE = Path(__file__).parents[1] / "tasks" / "long_form.py"
+TASK_FILE = Path(__file__).resolve().parents[2] / "tasks" / "long_form.py"
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,9 @@ from mrtpo_sdk import MRTPOError, load_task
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import MetricsJSONLCallback, read_metrics
-from .test_trainer import config, tiny_policy
+from ..helpers import FIXTURES, config, tiny_policy
 from mrtpo_sdk.trainer.runs import complete_checkpoints, prepare_output_dir, resolve_checkpoint, truncate_logs
 
-FIXTURES = Path(__file__).parent / "fixtures"
 LETTERS = str(FIXTURES / "letters_task.py")
 
 # Letters with a held-out split, so resumed runs also carry evaluation rows.

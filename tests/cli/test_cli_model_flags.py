@@ -9,9 +9,8 @@ from safetensors.torch import load_file
 from mrtpo_sdk import load_task
 from mrtpo_sdk.cli import main
 
-from .test_trainer import tiny_policy
+from ..helpers import LETTERS, config, tiny_policy
 
-LETTERS = str(Path(__file__).parent / "fixtures" / "letters_task.py")
 SMALL = ["--per_device_train_batch_size", "8", "--max_completion_length", "8", "--max_steps", "2",
          "--report_to", "none", "--learning_rate", "0.05"]
 
@@ -138,8 +137,6 @@ def test_model_card_names_the_algorithm_and_trackers_never_see_none(tmp_path, al
 
     from mrtpo_sdk.trainer import MRTPOTrainer
 
-    from .test_trainer import config
-
     seen = []
 
     class Tracker(TrainerCallback):
@@ -160,8 +157,6 @@ def test_model_card_names_the_algorithm_and_trackers_never_see_none(tmp_path, al
 
 def test_log_completions_puts_the_blocks_in_trls_completions_table(tmp_path):
     from mrtpo_sdk.trainer import MRTPOTrainer
-
-    from .test_trainer import config
 
     task = load_task(LETTERS)
     model, tok = tiny_policy(task)
@@ -218,8 +213,6 @@ def test_task_form_examples_without_ids_get_generated_ids(tmp_path):
 
     from mrtpo_sdk import Result, Task, verifier
     from mrtpo_sdk.trainer import MRTPOTrainer
-
-    from .test_trainer import config
 
     @verifier
     def has_a(example, completion):

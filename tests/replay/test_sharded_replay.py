@@ -32,7 +32,8 @@ import pytest
 import torch
 
 HERE = Path(__file__).resolve()
-FIXTURES = HERE.parent / "fixtures"
+REPO = HERE.parents[2]  # on the path of the workers this file launches as a script
+FIXTURES = HERE.parents[1] / "fixtures"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -48,7 +49,7 @@ def test_replay_goes_through_trls_gathering(tmp_path, monkeypatch):
     from mrtpo_sdk import load_task
     from mrtpo_sdk.trainer import MRTPOTrainer
 
-    from .test_trainer import config, tiny_policy
+    from ..helpers import config, tiny_policy
 
     events: list[tuple] = []
     real_unwrap = trl.models.unwrap_model_for_generation
@@ -272,7 +273,7 @@ def _fsdp_worker(out_dir: str, version: int) -> None:
 @pytest.mark.parametrize("version", [1, 2])
 def test_fsdp_two_process_cpu_replay_matches_unsharded(tmp_path, version):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
-           "PYTHONPATH": str(HERE.parent.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
@@ -340,7 +341,7 @@ def _accelerate_worker(out: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE.parent.parent))
+    sys.path.insert(0, str(REPO))
     if sys.argv[1] == "fsdp-worker":
         _fsdp_worker(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "accelerate-worker":

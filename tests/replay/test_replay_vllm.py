@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _snapshot(model):
@@ -49,7 +49,7 @@ def test_replay_sees_the_weights_that_generated(tmp_path, monkeypatch, steps_per
     from mrtpo_sdk import load_task
     from mrtpo_sdk.trainer import MRTPOTrainer
 
-    from .test_trainer import config, tiny_policy
+    from ..helpers import config, tiny_policy
 
     task = load_task(FIXTURES / "letters_task.py")
     model, tok = tiny_policy(task)
@@ -85,7 +85,7 @@ def test_vllm_colocate_replay_uses_the_synced_weights(tmp_path, monkeypatch):
     from mrtpo_sdk import load_task
     from mrtpo_sdk.trainer import MRTPOTrainer
 
-    from .test_trainer import config, tiny_policy
+    from ..helpers import config, tiny_policy
 
     task = load_task(FIXTURES / "letters_task.py")
     model, tok = tiny_policy(task)

@@ -9,7 +9,7 @@ import pytest
 import mrtpo_sdk.loader
 from mrtpo_sdk.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SQL = str(ROOT / "tasks" / "sql.py")
 
 

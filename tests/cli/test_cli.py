@@ -10,7 +10,7 @@ import pytest
 
 from mrtpo_sdk.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SQL_TASK = str(ROOT / "tasks" / "sql.py")
 
 
