@@ -15,6 +15,7 @@ __all__ = [
     "ADAPTER_SUBDIR",
     "POLICY_SUBDIR",
     "HUB_TIMEOUT_S",
+    "adapter_base",
     "check_model",
     "hub_offline",
     "is_adapter_folder",
@@ -115,26 +116,53 @@ def merged_adapter_folder(adapter: str | Path, *, log=None) -> Path:
     return folder
 
 
-def _check_adapter(model: str, folder: Path) -> str:
-    """A LoRA adapter folder: ``peft`` installed and its base model loadable; returns the folder."""
+def adapter_base(folder: str | Path) -> str:
+    """The loadable base model of the LoRA adapter in ``folder``: its ``base_model_name_or_path`` when that is there;
+    when it is a folder that no longer exists (a GGUF's dequantized copy in a cache that was cleared or moved) and the
+    adapter sits in a run folder, the run's own ``--model`` (``run.json``'s ``initial_policy``, e.g. ``smollm2``),
+    made again by :func:`check_model`.
+
+    Raises:
+        MRTPOError: ``peft`` is missing, ``adapter_config.json`` names no base, or the base cannot be loaded.
+    """
     import json
 
+    folder = Path(folder)
     try:
         import peft  # noqa: F401
     except ImportError:
-        raise MRTPOError(f"--model {model}: {folder} is a LoRA adapter and loading it needs the peft package: "
+        raise MRTPOError(f"--model {folder}: a LoRA adapter, and loading it needs the peft package: "
                          f"pip install 'mrtpo-sdk[peft]'") from None
     try:
         base = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
     except (OSError, ValueError, KeyError, TypeError):
-        raise MRTPOError(f"--model {model}: {folder / 'adapter_config.json'} does not name its base model "
+        raise MRTPOError(f"--model {folder}: {folder / 'adapter_config.json'} does not name its base model "
                          f"(base_model_name_or_path)") from None
+    candidates = [str(base)]
+    run_json = folder.parent / "run.json"
+    if not Path(str(base)).exists() and run_json.is_file():
+        try:
+            initial = json.loads(run_json.read_text(encoding="utf-8")).get("initial_policy")
+        except (OSError, ValueError):
+            initial = None
+        if initial:
+            candidates.append(str(initial))
+    reason = ""
+    for candidate in candidates:
+        try:
+            return check_model(candidate)
+        except MRTPOError as exc:
+            reason = reason or str(exc).split(": ", 1)[-1]
+    raise MRTPOError(f"--model {folder}: the base model of its LoRA adapter, {base}, cannot be loaded ({reason})")
+
+
+def _check_adapter(model: str, folder: Path) -> str:
+    """A LoRA adapter folder: ``peft`` installed and its base model loadable (:func:`adapter_base`); returns the
+    folder."""
     try:
-        check_model(str(base))
+        adapter_base(folder)
     except MRTPOError as exc:
-        reason = str(exc).split(": ", 1)[-1]
-        raise MRTPOError(f"--model {model}: the base model of its LoRA adapter, {base}, cannot be loaded "
-                         f"({reason})") from None
+        raise MRTPOError(f"--model {model}: " + str(exc).split(": ", 1)[-1]) from None
     return str(folder)
 
 
@@ -284,9 +312,10 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
     try:
         tokenizer = load_tokenizer(resolved) if path.is_dir() else AutoTokenizer.from_pretrained(resolved)
         if is_adapter_folder(path):
-            from peft import AutoPeftModelForCausalLM
+            from peft import PeftModel
 
-            loaded = AutoPeftModelForCausalLM.from_pretrained(resolved, dtype="auto").merge_and_unload()
+            base = AutoModelForCausalLM.from_pretrained(adapter_base(path), dtype="auto")
+            loaded = PeftModel.from_pretrained(base, resolved).merge_and_unload()
         else:
             loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
     except (OSError, ValueError) as exc:

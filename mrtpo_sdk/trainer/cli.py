@@ -630,10 +630,12 @@ def print_summary(trainer, *, task_file: str | None = None) -> None:
     train_rows = [r for r in rows if any(k.startswith("rewards/") for k in r)]
     eval_rows = [r for r in rows if any(k.startswith("eval/") for k in r)]
     resumed = f" (resumed from {info['resumed_from']})" if info.get("resumed_from") else ""
-    print(f"trained {trainer.state.global_step} steps in {info.get('elapsed_s') or 0:.0f} s{resumed}")
+    steps = trainer.state.global_step
+    print(f"trained {steps} step{'' if steps == 1 else 's'} in {info.get('elapsed_s') or 0:.0f} s{resumed}")
     window = max(1, min(10, len(train_rows) // 2))
     if train_rows:
-        print(f"mean reward, first {window} -> last {window} steps:")
+        print("mean reward, first step -> last step:" if window == 1
+              else f"mean reward, first {window} -> last {window} steps:")
     else:
         print(f"no step was logged (logging_steps={config.logging_steps}); see {out / 'metrics.jsonl'}")
     for name in task.verifier_names if train_rows else []:

@@ -80,6 +80,31 @@ def test_save_merged_policy_false_keeps_the_adapter_alone_and_model_loads_it(tmp
     assert all((merged_state[k] == state[k]).all() for k in changed)
 
 
+def test_an_adapter_whose_base_folder_is_gone_loads_on_the_runs_own_model(tmp_path, local_model, monkeypatch):
+    import shutil
+
+    from mrtpo_sdk.errors import MRTPOError
+    from mrtpo_sdk.policy.pretrained import adapter_base, load_pretrained
+
+    monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
+    base = tmp_path / "cached-base"  # stands for a dequantized GGUF in a cache that is later cleared
+    shutil.copytree(local_model, base)
+    out = tmp_path / "run"
+    assert main(["train", LETTERS, "--model", str(base), *SMALL, "--use_peft", "--lora_r", "4",
+                 "--lora_target_modules", "q_proj", "v_proj", "--save_merged_policy", "false",
+                 "--output_dir", str(out)]) == 0
+    before = load_pretrained(str(out))[0].state_dict()
+    shutil.rmtree(base)
+    info = json.loads((out / "run.json").read_text())
+    with pytest.raises(MRTPOError, match="the base model of its LoRA adapter"):
+        adapter_base(out / "adapter")  # run.json's initial_policy is that same folder: nothing to fall back on
+    info["initial_policy"] = str(local_model)  # as `smollm2` would be: a name that makes its folder again
+    (out / "run.json").write_text(json.dumps(info))
+    assert adapter_base(out / "adapter") == str(local_model)
+    after = load_pretrained(str(out))[0].state_dict()
+    assert all((before[k] == after[k]).all() for k in before)
+
+
 def test_save_merged_policy_false_without_lora_is_an_error(tmp_path, local_model, capsys):
     assert main(["train", LETTERS, "--model", str(local_model), *SMALL, "--save_merged_policy", "false",
                  "--output_dir", str(tmp_path / "run")]) == 2
