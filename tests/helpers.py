@@ -101,3 +101,11 @@ def write_fragile(tmp_path: Path) -> tuple[Path, Path, Path]:
 # `train` flags for a 3-step run of the tiny embedded policy that saves no policy.
 TRAIN_FLAGS = ["--policy_preset", "tiny", "--max_steps", "3", "--per_device_train_batch_size", "8",
                "--save_policy", "false"]
+
+
+def error_line(capsys) -> str:
+    """The one ``error:`` line a command wrote to stderr (asserts there is exactly one)."""
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1, err
+    return errors[0]

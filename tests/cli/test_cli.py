@@ -10,6 +10,8 @@ import pytest
 
 from mrtpo_sdk.cli import main
 
+from ..helpers import error_line
+
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 SQL_TASK = str(ROOT / "tasks" / "sql.py")
 
@@ -17,13 +19,6 @@ SQL_TASK = str(ROOT / "tasks" / "sql.py")
 @pytest.fixture(autouse=True)
 def isolated_cache(shared_cache):
     """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
-
-
-def error_line(capsys):
-    err = capsys.readouterr().err.strip().splitlines()
-    errors = [line for line in err if line.startswith("error: ")]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def test_no_arguments_prints_help(capsys):

@@ -9,7 +9,7 @@ from safetensors.torch import load_file
 from mrtpo_sdk import load_task
 from mrtpo_sdk.cli import main
 
-from ..helpers import LETTERS, config, tiny_policy
+from ..helpers import LETTERS, config, error_line, tiny_policy
 
 SMALL = ["--per_device_train_batch_size", "8", "--max_completion_length", "8", "--max_steps", "2",
          "--report_to", "none", "--learning_rate", "0.05"]
@@ -18,13 +18,6 @@ SMALL = ["--per_device_train_batch_size", "8", "--max_completion_length", "8", "
 @pytest.fixture(autouse=True)
 def isolated_cache(shared_cache):
     """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
-
-
-def error_line(capsys):
-    err = capsys.readouterr().err.strip().splitlines()
-    errors = [line for line in err if line.startswith("error: ")]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def test_use_peft_trains_lora_adapters(tmp_path, local_model, capsys):

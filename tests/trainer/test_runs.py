@@ -19,7 +19,7 @@ from mrtpo_sdk import MRTPOError, load_task
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.trainer import MRTPOConfig, MRTPOTrainer
 from mrtpo_sdk.trainer.callbacks import MetricsJSONLCallback, read_metrics
-from ..helpers import FIXTURES, config, tiny_policy
+from ..helpers import FIXTURES, config, error_line, tiny_policy
 from mrtpo_sdk.trainer.runs import complete_checkpoints, prepare_output_dir, resolve_checkpoint, truncate_logs
 
 LETTERS = str(FIXTURES / "letters_task.py")
@@ -59,13 +59,6 @@ TINY_RUN = ["--policy_preset", "tiny", "--per_device_train_batch_size", "8", "--
 @pytest.fixture(autouse=True)
 def isolated_cache(shared_cache):
     """The run's shared cache (tests/conftest.py): each embedded policy is built once per run."""
-
-
-def error_line(capsys):
-    err = capsys.readouterr().err.strip().splitlines()
-    errors = [line for line in err if line.startswith("error: ")]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def write_rows(path: Path, steps):
