@@ -204,7 +204,10 @@ def _remove_echoes(text: str, echoes: tuple[str, ...], near: bool = True) -> str
     for e in sorted({e.strip() for e in echoes if e.strip()}, key=len, reverse=True):
         if len(e) < 12:  # short texts (a keyword, a marker) are not echoes but what is asked for
             continue
-        text = re.sub(_flex(e), "\n", text, flags=re.IGNORECASE)
+        # whole words only: a copy glued to a letter ("AAnswer with ...") is left whole for the near-copy pass,
+        # never cut mid-word into a stray fragment that the length checks would count as the answer
+        text = re.sub((r"(?<!\w)" if e[0].isalnum() else "") + _flex(e) + (r"(?!\w)" if e[-1].isalnum() else ""),
+                      "\n", text, flags=re.IGNORECASE)
         words = [w.casefold() for w in _TOKEN.findall(e)]
         if not near or len(words) < 4:
             continue

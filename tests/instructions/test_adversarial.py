@@ -9,7 +9,7 @@ each family, bounded to a few seconds each. docs/instruction_following.md has th
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mrtpo_sdk.instructions import check, compose_example, constraint_ids, constraint_verifier, describe, echoes_of
@@ -278,6 +278,7 @@ def _edit_one_character(text: str, where: int, how: str) -> str:
 @BOUNDED
 @given(cid=st.sampled_from(ALL), what=st.sampled_from(["prompt", "sentence", "both"]), where=st.integers(0, 10_000),
        how=st.sampled_from(["replace", "delete", "double"]), junk=MARKUP)  # fmt: skip
+@example(cid="length_constraints:number_words", what="sentence", where=0, how="double", junk="")  # "AAnswer with …"
 def test_search_prompt_pasted_back_with_one_character_edited_earns_nothing(cid, what, where, how, junk) -> None:
     """A one-character edit of the pasted prompt ("…the rivers.") would make it no copy, earning what the prompt's
     own text earns (keywords, bullets, sections, …); under training near copies are echoes too: it earns nothing."""
