@@ -1,4 +1,4 @@
-"""The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.trainer.cli`).
+"""The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.trainer.arguments`).
 
 A mistake on the command line is one line, as ``train`` prints it, never argparse's usage block:
 
@@ -40,8 +40,8 @@ DATA_HELP = (
     "tasks/sql.py); default: the task's bundled data"
 )
 TASK_OPTION_HELP = (
-    "set one of the task's options, e.g. -T semantics=official (repeatable; `mrtpo-sdk train TASK --help` lists "
-    "them, with their types and defaults)"
+    "set one of the task's options, e.g. -T semantics=official (repeatable; the task's options, with their types "
+    "and defaults, are listed at the end of this command's --help after a TASK_FILE)"
 )
 
 

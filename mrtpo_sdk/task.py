@@ -350,7 +350,8 @@ class Task:
             held-out split, nor a dict of splits without ``"dev"``, so the default ``"dev"`` becomes ``None`` there.
         metrics: ``fn(records) -> {name: value}``: the task's headline metrics (e.g. SQL ``execution_accuracy``)
             over a list of :class:`mrtpo_sdk.evaluation.EvalRecord` (each has ``.example``, ``.completion`` and
-            ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training.
+            ``.rewards`` by verifier name); reported by ``eval`` and logged as ``eval/<name>`` during training. The
+            first name it returns is the headline, which ``train``'s summary and ``compare``'s report mark.
         warm_start_examples: ``fn(train_examples) -> extra examples`` taught (prompt -> ``reference``) in the embedded
             policy's supervised warm start only, after the training examples; never used for RL or evaluation
             (e.g. :func:`mrtpo_sdk.sql.synthetic.synthetic_examples`). ``None``: the warm start uses the training examples.

@@ -14,6 +14,7 @@ from pathlib import Path
 from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
 from ..policy.gguf import MODEL_NAMES_HELP
+from ..task_help import print_task_options_after_help, wants_help
 
 __all__ = ["check_command", "check_parser", "explain_command", "explain_parser", "new_command", "new_parser"]
 
@@ -113,6 +114,8 @@ def _parse(parser: ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
     try:
         return parser.parse_args(argv)
     except SystemExit as exc:  # --help printed the help
+        if not exc.code and wants_help(argv):
+            print_task_options_after_help(parser, argv)  # check/explain TASK --help: the task's -T options
         return int(exc.code or 0)
 
 

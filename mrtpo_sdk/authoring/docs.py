@@ -78,15 +78,11 @@ def _section(title: str, parser: argparse.ArgumentParser, usage: str, extra: str
 
 
 def _train_parser() -> argparse.ArgumentParser:
-    from trl import TrlParser
-
-    from ..trainer.cli import TrainScriptArguments
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..trainer import MRTPOConfig
+    from ..trainer.arguments import train_parser
 
-    from trl import ModelConfig
-
-    parser = TrlParser((TrainScriptArguments, MRTPOConfig, ModelConfig), prog="mrtpo-sdk train TASK_FILE[@name]")
+    parser = train_parser(MRTPOConfig)
     parser.set_defaults(**EMBEDDED_POLICY_DEFAULTS)
     parser.set_defaults(output_dir="runs/<task>-<algo>")
     return parser

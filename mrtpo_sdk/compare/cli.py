@@ -20,6 +20,7 @@ from typing import Sequence
 
 from .._argparse import ArgumentParser, did_you_mean, spelling_note
 from ..errors import MRTPOError
+from ..task_help import HELP_FLAGS, print_task_options_of, wants_help
 
 __all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
 
@@ -184,7 +185,12 @@ def default_report_dir(run_dirs: Sequence[Path]) -> Path:
 def compare_command(argv: Sequence[str]) -> int:
     """Run ``mrtpo-sdk compare``; a user mistake raises :class:`~mrtpo_sdk.errors.MRTPOError` (exit 2)."""
     own, train_flags = split_argv(argv)
-    args = compare_parser().parse_args(own)
+    try:
+        args = compare_parser().parse_args(own)
+    except SystemExit as exc:  # --help printed the help (a mistake raises UsageError: one error: line, exit 2)
+        if not exc.code and wants_help(own):
+            _print_task_options(own, train_flags)
+        return int(exc.code or 0)
     if not args.inputs:
         raise MRTPOError(
             "mrtpo-sdk compare needs run folders (`mrtpo-sdk compare runs/sql-mrtpo runs/sql-gdpo`) or one task "
@@ -213,6 +219,22 @@ def compare_command(argv: Sequence[str]) -> int:
         flag = "--algos" if args.algos is not None else "--seeds"
         raise MRTPOError(f"{flag} applies only with a TASK_FILE; to compare some runs, name their folders")
     return _compare_dirs([Path(a) for a in args.inputs], args)
+
+
+def _print_task_options(own: list[str], train_flags: list[str]) -> None:
+    """``compare TASK --help``: the options of the task among the inputs, with the ``-T`` values of the train flags
+    applied (nothing for run folders)."""
+    args, _ = compare_parser().parse_known_args([a for a in own if a not in HELP_FLAGS])
+    tasks = [a for a in args.inputs if is_task_spec(a)]
+    if not tasks:
+        return
+    from ..trainer.arguments import train_task_options
+
+    try:
+        options = train_task_options(train_flags)
+    except MRTPOError:  # a malformed -T: the help alone (running the command names it)
+        return
+    print_task_options_of(tasks[0], options)
 
 
 def _load_runs(run_dirs: Sequence[Path]):
@@ -310,7 +332,7 @@ def _compare_task(spec: str, args, train_flags: list[str]) -> int:
     algos = parse_algos(args.algos)
     seeds = parse_seeds(args.seeds)
     from ..loader import load_task
-    from ..trainer.cli import train_task_options
+    from ..trainer.arguments import train_task_options
     from .matrix import run_matrix
 
     task = load_task(spec, options=train_task_options(train_flags))  # fails early, in one line: a bad task file, -T

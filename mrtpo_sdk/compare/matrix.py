@@ -123,7 +123,7 @@ def reuse_status(
 def _config_text(train_flags: Sequence[str]) -> str | None:
     """What the train flags' ``--config`` file says, as canonical JSON of its YAML values (read as train reads it:
     comments, order and layout do not count); ``None`` when no file is given."""
-    from ..trainer.cli import config_file_values, train_flag_value
+    from ..trainer.arguments import config_file_values, train_flag_value
 
     if not train_flag_value(list(train_flags), "config"):
         return None
@@ -145,7 +145,7 @@ def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable
     """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
     task's corpus once; ``--data``, ``-T`` and ``--policy_preset`` from the flags or their ``--config`` file), or
     ``None`` when they give ``--model`` (a checkpoint or model the user names)."""
-    from ..trainer.cli import train_setting, train_task_options
+    from ..trainer.arguments import train_setting, train_task_options
 
     flags = list(train_flags)
     if train_setting(flags, "model") is not None or train_setting(flags, "model_name_or_path") is not None:
@@ -214,7 +214,7 @@ def run_matrix(
     from ..trainer import cli  # looked up at call time: tests replace trainer.cli.train_command
 
     output_dir = Path(output_dir)
-    from ..trainer.cli import train_flag_value
+    from ..trainer.arguments import train_flag_value
     from ..trainer.runs import previous_run_files
 
     raw_steps = train_flag_value(list(train_flags), "max_steps")

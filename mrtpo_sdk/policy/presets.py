@@ -1,6 +1,6 @@
 """Training presets of the policies: what ``mrtpo-sdk train`` (and ``eval`` / ``explain``) default to.
 
-They live with the policy, below the command line, so that the subcommand parsers (``mrtpo_sdk.trainer.cli``,
+They live with the policy, below the command line, so that the subcommand parsers (``mrtpo_sdk.trainer.arguments``,
 ``mrtpo_sdk.authoring.cli``, ``mrtpo_sdk.evaluation.cli``) and the generated docs read them without importing
 each other. ``mrtpo_sdk.cli`` re-exports both names.
 """

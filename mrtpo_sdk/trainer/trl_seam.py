@@ -122,7 +122,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     ),
     Method(
         "TrlParser", "__init__", ("dataclass_types",), returns="-",
-        used_by="mrtpo_sdk.trainer.cli._train_parser (TrainParser(TrlParser), prog/description/allow_abbrev as argparse)",
+        used_by="mrtpo_sdk.trainer.arguments.train_parser (TrainParser(TrlParser), prog/description/allow_abbrev as argparse)",
         exact=False,
     ),
     Method(
@@ -204,7 +204,7 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
         "module:trl.scripts.utils",
         ("Unknown arguments from config file",),
         "TrlParser's message for unknown --config keys",
-        "mrtpo_sdk.trainer.cli._explain_parse_error",
+        "mrtpo_sdk.trainer.arguments.explain_parse_error",
     ),
 )
 

@@ -1,6 +1,7 @@
 """The `mrtpo-sdk` command line: one clear error line for user mistakes, and a real end-to-end run."""
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -10,7 +11,7 @@ import pytest
 
 from mrtpo_sdk.cli import main
 
-from ..helpers import error_line
+from ..helpers import LETTERS, error_line
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 SQL_TASK = str(ROOT / "tasks" / "sql.py")
@@ -230,7 +231,7 @@ def test_the_banner_names_the_tasks_max_completion_length_unless_a_flag_set_it(t
 
 
 def test_the_dev_summary_marks_headline_metrics_in_words_not_markdown(capsys):
-    from mrtpo_sdk.trainer.cli import print_eval_change
+    from mrtpo_sdk.trainer.summary import print_eval_change
 
     before = {"step": 0, "eval/prompt_level_strict_acc": 0.08, "eval/follows": 0.5, "eval/all_rewards": 0.1}
     after = {"step": 4, "eval/prompt_level_strict_acc": 0.1, "eval/follows": 0.625, "eval/all_rewards": 0.2}
@@ -240,6 +241,69 @@ def test_the_dev_summary_marks_headline_metrics_in_words_not_markdown(capsys):
         "  follows: 0.500 -> 0.625",
         "  all_rewards: 0.100 -> 0.200",
     ]
+
+
+def test_the_dev_summary_marks_only_the_tasks_first_metric_as_the_headline(capsys):
+    from mrtpo_sdk.trainer.summary import print_eval_change
+
+    names = ["prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc"]
+    before = {"step": 0, **{f"eval/{n}": 0.1 for n in names}, "eval/constraint_1": 0.5}
+    after = {"step": 4, **{f"eval/{n}": 0.2 for n in names}, "eval/constraint_1": 0.75}
+    print_eval_change(before, after, names, ["constraint_1"])
+    assert capsys.readouterr().out.splitlines() == [
+        "  prompt_level_strict_acc: 0.100 -> 0.200 (headline)",
+        "  inst_level_strict_acc: 0.100 -> 0.200",
+        "  prompt_level_loose_acc: 0.100 -> 0.200",
+        "  inst_level_loose_acc: 0.100 -> 0.200",
+        "  constraint_1: 0.500 -> 0.750",
+    ]
+    del before["eval/prompt_level_strict_acc"]  # not evaluated: the next task metric is the headline
+    print_eval_change(before, after, names, ["constraint_1"])
+    assert capsys.readouterr().out.splitlines()[0] == "  inst_level_strict_acc: 0.100 -> 0.200 (headline)"
+
+
+def _help_text(argv, capsys) -> str:
+    assert main(argv) == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def _flag_help(text: str, flag: str, next_flag: str) -> str:
+    """The help of ``flag`` (its line in the options list, e.g. ``--eval_steps EVAL_STEPS, --eval-steps ...``)."""
+    return text.split(f" {flag}, ", 1)[1].split(f" {next_flag}, ", 1)[0]
+
+
+EVAL_FLAGS = [("--eval_strategy {no,steps,epoch}", "--eval_steps EVAL_STEPS"), ("--eval_steps EVAL_STEPS",
+              "--eval_delay EVAL_DELAY"), ("--eval_on_start [true|false]", "--eval_do_concat_batches [true|false]")]
+
+
+def test_train_help_says_what_train_does_with_the_evaluation_settings(capsys):
+    text = _help_text(["train", "--help"], capsys)
+    strategy, steps, on_start = (_flag_help(text, flag, after) for flag, after in EVAL_FLAGS)
+    assert ("When to run evaluation. Options: 'no', 'steps', 'epoch'. mrtpo-sdk train: 'steps' (with --eval_steps "
+            "0.25 and --eval_on_start true) when the task declares a held-out split (Task(eval_split=...))") in strategy
+    assert strategy.endswith("(`mrtpo-sdk train TASK --help` shows the task's defaults). (default: no)")
+    assert steps.endswith("--eval_steps alone also sets --eval_strategy steps. (default: None)")
+    sql = _help_text(["train", str(ROOT / "tasks" / "sql.py"), "--help"], capsys)  # a task with a dev split
+    assert [_flag_help(sql, flag, after).rpartition(" (default: ")[2] for flag, after in EVAL_FLAGS] == [
+        "steps)", "0.25)", "True)"]
+    letters = _help_text(["train", LETTERS, "--help"], capsys)  # no held-out split: TRL's
+    assert [_flag_help(letters, flag, after).rpartition(" (default: ")[2] for flag, after in EVAL_FLAGS] == [
+        "no)", "None)", "False)"]
+
+
+def test_train_help_spells_a_boolean_flag_as_true_or_false(tmp_path, capsys):
+    text = _help_text(["train", "--help"], capsys)
+    assert ("--save_policy [true|false], --save-policy [true|false] Save the final policy (model + tokenizer) to "
+            "OUTPUT_DIR/policy, loadable by --model and from_pretrained. (`--save_policy false`, or "
+            "`--no_save_policy`, turns it off.) (default: True)") in text
+    assert "--no_save_policy, --no-save-policy" not in text  # named above, not listed with the same help
+    from mrtpo_sdk.trainer import MRTPOConfig
+    from mrtpo_sdk.trainer.arguments import train_parser
+
+    for flags, saved in ((["--save_policy", "false"], False), (["--no_save_policy"], False), (["--save_policy"], True)):
+        _, config, _ = train_parser(MRTPOConfig).parse_args_and_config(
+            [*flags, "--output_dir", str(tmp_path), "--report_to", "none", "--bf16", "false"])
+        assert config.save_policy is saved, flags
 
 
 def test_policy_loads_show_no_transformers_progress_bar(tmp_path, local_model, capsys):

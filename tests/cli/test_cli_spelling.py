@@ -59,9 +59,9 @@ def test_nothing_after_double_dash_is_respelled(capsys):
 
 def test_train_respells_dashed_flags_with_a_note(capsys):
     from mrtpo_sdk.trainer import MRTPOConfig
-    from mrtpo_sdk.trainer.cli import _snake_case_flags, _train_parser
+    from mrtpo_sdk.trainer.arguments import snake_case_flags, train_parser
 
-    flags = _snake_case_flags(["t.py", "--max-steps", "3", "--mrtpo-beta=0.2", "--seed", "1"], _train_parser(MRTPOConfig))
+    flags = snake_case_flags(["t.py", "--max-steps", "3", "--mrtpo-beta=0.2", "--seed", "1"], train_parser(MRTPOConfig))
     assert flags == ["t.py", "--max_steps", "3", "--mrtpo_beta=0.2", "--seed", "1"]
     assert capsys.readouterr().err.splitlines() == [
         "note: --max-steps is deprecated; use --max_steps",

@@ -1,0 +1,424 @@
+"""The arguments of ``mrtpo-sdk train``: :class:`TrainScriptArguments` (the flags that are not trainer settings),
+the parser (TRL's ``TrlParser`` over it, :class:`~mrtpo_sdk.trainer.MRTPOConfig` and TRL's ``ModelConfig``), and
+what must be read from the flags before that parser runs: the task file, the ``-T`` options, the settings the user
+gave (for the presets), a flag's dashed spelling. ``compare`` reads a matrix's train flags with the same functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import MRTPOError
+from ..policy.gguf import MODEL_NAMES_HELP
+from .runs import jsonable
+
+__all__ = [
+    "TrainScriptArguments",
+    "apply_model_config",
+    "config_file_values",
+    "config_task_options",
+    "explain_parse_error",
+    "given_settings",
+    "held_out_presets",
+    "model_args_record",
+    "require_extras",
+    "snake_case_flags",
+    "split_task_options",
+    "task_and_flags",
+    "task_presets",
+    "train_flag_value",
+    "train_parser",
+    "train_setting",
+    "train_task_options",
+]
+
+
+@dataclass
+class TrainScriptArguments:
+    """Arguments of ``mrtpo-sdk train`` that are not trainer settings."""
+
+    model: str | None = field(
+        default=None,
+        metadata={
+            "help": "The policy: a run folder of `mrtpo-sdk train`, a local model folder, a .gguf file (or a "
+            "folder holding one; dequantized once into the cache), " + MODEL_NAMES_HELP + ", or a Hugging Face "
+            "model id. Default: the embedded bootstrap policy (a small model built and warm-started on this task's "
+            "references, cached; for trying the SDK offline)."
+        },
+    )
+    data: str | None = field(
+        default=None, metadata={
+            "help": "The task's dataset, passed to its examples function as examples(split, data), e.g. a "
+            "Spider/BIRD folder for tasks/sql.py. Default: the task's bundled data."
+        }
+    )
+    task_option: list[str] | None = field(
+        default=None, metadata={
+            "aliases": ["-T"],
+            "metavar": "KEY=VALUE",
+            "help": "Set one of the task's options, e.g. -T semantics=official (repeatable; the task's options, "
+            "with their types and defaults, are listed at the end of `mrtpo-sdk train TASK --help`). In a --config "
+            "file: task_option: {semantics: official}. Recorded in run.json (task_options).",
+        }
+    )
+    policy_preset: str = field(
+        default="small",
+        metadata={"help": "Size of the embedded policy: 'small' (default) or 'tiny' (seconds to build; smoke tests)."},
+    )
+    warm_start_steps: int = field(
+        default=0,
+        metadata={
+            "help": "With --model: supervised steps on the task's reference completions before RL (TRL's "
+            "SFTTrainer, completion-only loss, float32), cached by base weights, task data, steps, learning rate and "
+            "seed, so every algorithm of a seed starts from the same policy. 0 (default): none. The embedded policy "
+            "has its own warm start (the task's Task(warm_start_steps=N))."
+        },
+    )
+    warm_start_learning_rate: float = field(
+        default=1e-5, metadata={"help": "Learning rate of --warm_start_steps (cosine schedule, 5%% warm-up)."}
+    )
+    rebuild_policy: bool = field(
+        default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
+    )
+
+    def __post_init__(self) -> None:
+        """Raises ``ValueError`` (the CLI's one ``error:`` line) for a negative ``--warm_start_steps``."""
+        if self.warm_start_steps < 0:
+            raise ValueError(f"--warm_start_steps must be >= 0 (0: no warm start), got {self.warm_start_steps}")
+
+
+def given_settings(flags: list[str]) -> dict[str, Any]:
+    """The train settings the user gave, by name: the keys of the ``--config`` file, then the command line's flags
+    over them (``--name V`` / ``--name=V``; the last one wins; a flag with several values gives a list, a flag
+    without one ``True``). Values as given: strings from the command line, YAML's types from the file. ``flags``
+    holds no TASK_FILE.
+
+    This is what the presets need before TRL's parser runs (which policy, which algo, which settings the user set
+    and the presets must leave alone); the values that train uses are the parser's."""
+    return {**config_file_values(flags), **_flag_values(flags)}
+
+
+def _flag_values(flags: list[str]) -> dict[str, Any]:
+    """The command line's ``--name value`` pairs (see :func:`given_settings`)."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(flags):
+        arg = flags[i]
+        i += 1
+        if not arg.startswith("--"):
+            continue
+        name, eq, value = arg[2:].partition("=")
+        if eq:
+            values[name] = value
+            continue
+        given = []
+        while i < len(flags) and not flags[i].startswith("--"):
+            given.append(flags[i])
+            i += 1
+        values[name] = given[0] if len(given) == 1 else (given or True)
+    return values
+
+
+def train_flag_value(flags: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` on the command line (the last one wins; the first of several
+    values), else ``None``; the ``--config`` file is not read (:func:`train_setting` reads both)."""
+    value = _flag_values(flags).get(name)
+    if isinstance(value, list):
+        value = value[0]
+    return None if value is None else ("true" if value is True else str(value))
+
+
+def config_file_values(flags: list[str]) -> dict[str, Any]:
+    """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
+    path = _flag_values(flags).get("config")
+    if not isinstance(path, str) or not path:
+        return {}
+    try:
+        import yaml
+
+        values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - the parser below gives the one-line error
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def train_setting(flags: list[str], name: str) -> Any:
+    """A train setting as these train flags give it: ``--name V``, else the key ``name`` of their ``--config`` file,
+    else ``None`` (e.g. ``compare`` asking which ``--data``/``--model``/``--policy_preset`` a run will use)."""
+    return given_settings(flags).get(name)
+
+
+_TASK_OPTION_FLAGS = ("-T", "--task_option")
+
+
+def split_task_options(rest: list[str]) -> tuple[list[str], list[str]]:
+    """``(rest without its -T options, their KEY=VALUE items)``: ``-T K=V``, ``-TK=V``, ``--task_option K=V`` and
+    ``--task_option=K=V``.
+
+    Raises:
+        MRTPOError: ``-T`` is the last argument (no KEY=VALUE after it).
+    """
+    out: list[str] = []
+    items: list[str] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in _TASK_OPTION_FLAGS:
+            if i + 1 >= len(rest):
+                raise MRTPOError(f"{arg} needs KEY=VALUE, e.g. {arg} semantics=official")
+            items.append(rest[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--task_option="):
+            items.append(arg.partition("=")[2])
+        elif arg.startswith("-T") and not arg.startswith("--"):
+            items.append(arg[2:])
+        else:
+            out.append(arg)
+        i += 1
+    return out, items
+
+
+def config_task_options(file_values: dict[str, Any]) -> dict[str, Any]:
+    """The ``task_option`` key of a ``--config`` file: a mapping (``{semantics: official}``) or a list of
+    ``KEY=VALUE`` items.
+
+    Raises:
+        MRTPOError: it is neither.
+    """
+    from ..task_options import parse_assignments
+
+    given = file_values.get("task_option")
+    if given is None:
+        return {}
+    if isinstance(given, dict):
+        return {str(k): v for k, v in given.items()}
+    if isinstance(given, list):
+        return parse_assignments([str(v) for v in given], flag="task_option:")
+    raise MRTPOError(
+        f"--config: task_option is a mapping (task_option: {{semantics: official}}) or a list of KEY=VALUE items, "
+        f"got {given!r}"
+    )
+
+
+def train_task_options(flags: list[str]) -> dict[str, Any]:
+    """The task options these train flags set: the ``task_option`` key of their ``--config`` file, then the ``-T``
+    flags (a flag wins), e.g. for ``compare``, which loads the task its runs train on.
+
+    Raises:
+        MRTPOError: a ``-T`` item that is not KEY=VALUE, one option given twice with different values.
+    """
+    from ..task_options import parse_assignments
+
+    _, items = split_task_options(list(flags))
+    return {**config_task_options(config_file_values(list(flags))), **parse_assignments(items)}
+
+
+def task_presets(task: Any) -> dict[str, Any]:
+    """The training defaults a task file sets (``Task(max_completion_length=N)``): they replace the presets'; a flag
+    or a ``--config`` key still wins."""
+    return {} if task.max_completion_length is None else {"max_completion_length": task.max_completion_length}
+
+
+def task_and_flags(rest: list[str]) -> tuple[str | None, list[str], bool]:
+    """``(TASK_FILE or None, the other arguments, whether -h/--help was given)``. The task is the first argument
+    that is neither a flag nor a flag's value (``mrtpo-sdk train TASK [flags]``, or ``train --algo gdpo TASK``)."""
+    wants_help = any(a in ("-h", "--help") for a in rest)
+    rest = [a for a in rest if a not in ("-h", "--help")]
+    words = [i for i, a in enumerate(rest) if not a.startswith("-")]
+    free = [i for i in words if i == 0 or not (rest[i - 1].startswith("--") and "=" not in rest[i - 1])]
+    at = (free or [i for i in words if not rest[i].replace(".", "", 1).isdigit()] or [None])[0]  # 3 is a value
+    if at is None:
+        return None, rest, wants_help
+    return rest[at], rest[:at] + rest[at + 1 :], wants_help
+
+
+def snake_case_flags(rest: list[str], parser) -> list[str]:
+    """``rest`` with each dashed flag (``--max-steps``, which HfArgumentParser also takes) spelled as its
+    snake_case name, a one-line deprecation note on stderr for each: one flag style for every subcommand."""
+    from .._argparse import canonical_spelling, spelling_note
+
+    known = {o for o in parser._option_string_actions if o.startswith("--")}
+    out = []
+    for arg in rest:
+        snake = canonical_spelling(arg, known)
+        if snake is not None:
+            spelling_note(arg.partition("=")[0], snake.partition("=")[0])
+            arg = snake
+        out.append(arg)
+    return out
+
+
+def train_parser(config_class):
+    """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
+    1,000-line usage, and flags must be spelled out (no silent abbreviations)."""
+    from trl import TrlParser
+
+    class TrainParser(TrlParser):
+        def error(self, message: str):  # argparse: invalid value, missing argument, ...
+            raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
+
+    from trl import ModelConfig
+
+    parser = TrainParser(
+        (TrainScriptArguments, config_class, ModelConfig),
+        prog="mrtpo-sdk train TASK_FILE[@name]",
+        description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
+        "field is a flag. --config FILE.yaml reads option values from a YAML file; flags given on the command "
+        "line override it.",
+        allow_abbrev=False,
+    )
+    # One KEY=VALUE per -T, as the other commands take it (train_command takes them out before this parser runs)
+    parser._option_string_actions["--task_option"].nargs = None
+    _boolean_help(parser)
+    for flag, text in _HELD_OUT_HELP.items():
+        action = parser._option_string_actions[flag]
+        action.help = f"{action.help or ''} {text}".strip()
+    return parser
+
+
+#: What ``train`` does with the evaluation settings when the task declares a held-out split (:func:`held_out_presets`),
+#: added to TRL's help of those flags (whose defaults, shown without a task, are TrainingArguments').
+_HELD_OUT_HELP = {
+    "--eval_strategy": "mrtpo-sdk train: 'steps' (with --eval_steps 0.25 and --eval_on_start true) when the task "
+    "declares a held-out split (Task(eval_split=...)): a greedy evaluation before the first step, every quarter of "
+    "the run and after the last step; 'no' turns it off (`mrtpo-sdk train TASK --help` shows the task's defaults).",
+    "--eval_steps": "mrtpo-sdk train: 0.25 (every quarter of the run) when the task declares a held-out split; "
+    "--eval_steps alone also sets --eval_strategy steps.",
+    "--eval_on_start": "mrtpo-sdk train: true when the task declares a held-out split, unless --eval_strategy no.",
+}
+
+
+def held_out_presets(given: dict[str, Any]) -> dict[str, Any]:
+    """``train``'s evaluation settings for a task with a held-out split: greedy evaluation before training, every
+    quarter of the run and after the last step (TrainingArguments reads ``eval_steps < 1`` as a fraction of
+    ``max_steps``); ``--eval_strategy no`` turns it off, the one at step 0 too (unless ``--eval_on_start`` says
+    otherwise). ``given``: the settings the user gave (:func:`given_settings`)."""
+    return {"eval_strategy": "steps", "eval_steps": 0.25,
+            "eval_on_start": str(given.get("eval_strategy", "steps")) != "no"}
+
+
+def _boolean_help(parser) -> None:
+    """HfArgumentParser's boolean flags read ``--save_policy [true|false]``: a bare ``--save_policy`` means true,
+    ``--save_policy false`` false. The ``--no_save_policy`` it adds for a field that defaults to true (the same as
+    ``--save_policy false``) is named in that help instead of repeating it under its own (with "default: False")."""
+    import argparse
+
+    def boolean(action) -> bool:  # HfArgumentParser's string_to_bool (TRL and transformers each have one)
+        return getattr(action.type, "__name__", "") == "string_to_bool" and action.nargs == "?"
+
+    for action in list(parser._actions):
+        negative = [o for o in action.option_strings if o.startswith("--no_")]
+        if isinstance(action, argparse._StoreFalseAction) and negative:
+            positive = parser._option_string_actions.get("--" + negative[0][len("--no_"):])
+            if positive is not None and boolean(positive):
+                action.help = argparse.SUPPRESS
+                positive.help = (f"{positive.help or ''} (`{positive.option_strings[0]} false`, or "
+                                 f"`{negative[0]}`, turns it off.)").strip()
+        elif boolean(action):
+            action.metavar = "true|false"
+
+
+def explain_parse_error(message: str, parser) -> str:
+    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)"."""
+    import difflib
+    import re
+
+    if "not used by the HfArgumentParser" not in message and "Unknown arguments from config file" not in message:
+        return message
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    unknown = [u for u in re.findall(r"'(--[^']+)'", message)]
+    if "config file" not in message and not unknown:  # no option among them: words outside any flag
+        words = re.findall(r"'([^']*)'", message)
+        named = ", ".join(repr(w) for w in words) or message
+        return (
+            f"unexpected argument{'s' if len(words) > 1 else ''} {named} (train takes one TASK_FILE; flags start "
+            f"with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"
+        )
+    parts = []
+    for u in unknown:
+        guess = difflib.get_close_matches(u.split("=")[0], known, n=1)
+        parts.append(f"{u}" + (f" (did you mean {guess[0]}?)" if guess else ""))
+    source = "key in --config" if "config file" in message else "option"
+    return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
+
+
+def require_extras(config) -> None:
+    """A setting whose optional package is missing: one line naming the extra to install (not TRL's traceback).
+
+    Raises:
+        MRTPOError: ``--use_vllm`` without vllm, ``--report_to wandb`` without wandb, ``--deepspeed`` without it.
+    """
+    import importlib.util
+
+    report_to = config.report_to if isinstance(config.report_to, list) else [config.report_to]
+    needs = [
+        (bool(getattr(config, "use_vllm", False)), "vllm", "--use_vllm", "vllm"),
+        ("wandb" in report_to or "all" in report_to, "wandb", "--report_to wandb", "wandb"),
+        (bool(getattr(config, "deepspeed", None)), "deepspeed", "--deepspeed", "deepspeed"),
+    ]
+    for wanted, module, flag, extra in needs:
+        if wanted and importlib.util.find_spec(module) is None:
+            raise MRTPOError(f"{flag} needs the {module} package: pip install 'mrtpo-sdk[{extra}]'")
+
+
+#: TRL ModelConfig fields that load a model from --model (they go into GRPOConfig.model_init_kwargs).
+_MODEL_LOADING = ("dtype", "attn_implementation", "model_revision", "load_in_4bit", "load_in_8bit")
+
+
+def apply_model_config(model_args, config, given: dict[str, Any], *, embedded: bool):
+    """TRL's ``ModelConfig`` flags (``--use_peft``, ``--lora_*``, ``--dtype``, ``--attn_implementation``,
+    ``--model_revision``, ``--load_in_4bit/8bit``): returns the ``peft_config`` (or ``None``) and puts the loading
+    options the user gave into ``config.model_init_kwargs``, as TRL's own scripts do.
+
+    Raises:
+        MRTPOError: a loading option with the embedded policy (it is built here, not loaded), a quantization or PEFT
+            option whose package is missing (the line names the extra to install).
+    """
+    loading = [name for name in _MODEL_LOADING if given.get(name) is not None]
+    if embedded and loading:
+        raise MRTPOError(
+            f"--{loading[0]} loads a model given by --model; the embedded policy is built here in float32 (pass "
+            f"--model to load one, or drop --{loading[0]})"
+        )
+    if not embedded and loading:
+        import torch
+
+        kwargs = dict(config.model_init_kwargs or {})
+        if "dtype" in loading:
+            kwargs["dtype"] = model_args.dtype if model_args.dtype in ("auto", None) else getattr(torch, model_args.dtype)
+        if "attn_implementation" in loading:
+            kwargs["attn_implementation"] = model_args.attn_implementation
+        if "model_revision" in loading:
+            kwargs["revision"] = model_args.model_revision
+        if model_args.load_in_4bit or model_args.load_in_8bit:
+            try:
+                import bitsandbytes  # noqa: F401
+            except ImportError:
+                raise MRTPOError(
+                    "--load_in_4bit/--load_in_8bit need bitsandbytes and a CUDA GPU: pip install 'mrtpo-sdk[quantization]'"
+                ) from None
+            from trl import get_quantization_config
+
+            kwargs["quantization_config"] = get_quantization_config(model_args)
+        config.model_init_kwargs = kwargs
+    if not model_args.use_peft:
+        lora = [f for f in ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules") if given.get(f)]
+        if lora:
+            raise MRTPOError(f"--{lora[0]} configures LoRA adapters; add --use_peft true to train them")
+        return None
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        raise MRTPOError("--use_peft needs the peft package: pip install 'mrtpo-sdk[peft]'") from None
+    from trl import get_peft_config
+
+    return get_peft_config(model_args)
+
+
+def model_args_record(model_args: Any) -> dict[str, Any] | None:
+    """TRL's ``ModelConfig`` as ``run.json`` records it (``model_args``)."""
+    return None if model_args is None else {k: jsonable(v) for k, v in vars(model_args).items()}
+
