@@ -243,14 +243,36 @@ def test_train_help_lists_the_tasks_options(words, capsys):
     out = capsys.readouterr().out
     tail = out[out.index("task options of"):].splitlines()
     assert tail[0] == f"task options of {words} (task 'words'; set with -T KEY=VALUE):"
-    assert tail[1:] == [
-        "  -T repeat=int", "        how many times each word appears. (default: 1)",
-        "  -T shout=bool", "        upper-case every word. (default: false)",
-        "  -T style=plain|fancy", "        how the prompt asks (plain or fancy). (default: plain)",
-    ]
+    assert tail[1:] == WORDS_OPTIONS_HELP
     assert "--task_option KEY=VALUE, --task-option KEY=VALUE, -T KEY=VALUE" in out
     assert main(["train", "long_form", "--help"]) == 0
     assert "task options: long_form declares none" in capsys.readouterr().out
+
+
+WORDS_OPTIONS_HELP = [
+    "  -T repeat=int", "        how many times each word appears. (default: 1)",
+    "  -T shout=bool", "        upper-case every word. (default: false)",
+    "  -T style=plain|fancy", "        how the prompt asks (plain or fancy). (default: plain)",
+]
+
+
+@pytest.mark.parametrize("command", ["eval", "check", "explain", "compare"])
+def test_every_command_that_takes_options_lists_them_after_its_help(command, words, capsys):
+    assert main([command, words, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: mrtpo-sdk {command}")
+    tail = out[out.index("\ntask options of") + 1:].splitlines()
+    assert tail == [f"task options of {words} (task 'words'; set with -T KEY=VALUE):", *WORDS_OPTIONS_HELP]
+    assert main([command, "--help"]) == 0  # no task: the help alone
+    assert "task options" not in capsys.readouterr().out
+
+
+def test_help_after_a_task_that_does_not_load_says_why_in_one_note(tmp_path, capsys):
+    assert main(["eval", str(tmp_path / "missing.py"), "--help"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: mrtpo-sdk eval") and "task options" not in captured.out
+    (note,) = captured.err.strip().splitlines()
+    assert note.startswith("note: no task options shown (") and "missing.py" in note
 
 
 def test_train_records_the_options_in_run_json(words, tmp_path, monkeypatch, shared_cache):

@@ -13,6 +13,8 @@ from typing import Any
 from .._argparse import ArgumentParser, add_data_flags
 from ..errors import MRTPOError, VerifierError
 from ..policy.gguf import MODEL_NAMES_HELP
+from ..task_help import print_task_options_after_help, wants_help
+from ..task_options import format_value
 
 __all__ = ["eval_command", "eval_parser", "render_report"]
 
@@ -32,7 +34,8 @@ def eval_parser() -> ArgumentParser:
         default=None,
         help=f"the policy: a run folder of `mrtpo-sdk train` (its policy/), a local model folder, a .gguf file, "
         f"{MODEL_NAMES_HELP}, or a model id "
-        "(default: the embedded bootstrap policy before training, as train builds it)",
+        "(default: the embedded bootstrap policy before training, as train builds it). A run folder is scored with "
+        "the run's task options (-T) and --data unless given (run.json)",
     )
     add_data_flags(p, split_default=None, split_help="the split to score (default: the task's eval_split, e.g. dev)")
     p.add_argument("--num_generations", type=int, default=1, help="completions per example (1 = greedy; default 1)")
@@ -82,6 +85,8 @@ def eval_command(argv: list[str]) -> int:
     try:
         args = eval_parser().parse_args(argv)
     except SystemExit as exc:  # --help printed the help (a mistake raises UsageError: one error: line, exit 2)
+        if not exc.code and wants_help(argv):
+            print_task_options_after_help(eval_parser(), argv)  # eval TASK --help: the task's -T options
         return int(exc.code or 0)
     import torch
 
@@ -101,11 +106,16 @@ def eval_command(argv: list[str]) -> int:
     if not (math.isfinite(args.top_p) and 0.0 < args.top_p <= 1.0):  # nucleus mass: a probability
         raise MRTPOError(f"--top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got {args.top_p:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
-    task = load_task(args.task, options=parse_assignments(args.task_option))
+    given_options = parse_assignments(args.task_option)
+    task = load_task(args.task)
+    run = _run_record(args.model) if args.model is not None else {}
+    options, data = _with_run_settings(task, run, given_options, args.data, args.model)
+    task = task.with_options(options) if options else task
+    _note_changed_settings(task, run, given_options, args.data, args.model)
     split = args.split or task.eval_split
     if split is None:
         raise MRTPOError(f"task {task.name!r} declares no eval_split; pass --split NAME")
-    examples = task.load_examples(split, args.data)
+    examples = task.load_examples(split, data)
     if args.max_examples is not None:
         examples = examples[: args.max_examples]
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
@@ -114,7 +124,7 @@ def eval_command(argv: list[str]) -> int:
         if embedded:
             model, tokenizer, path = task_policy(
                 task,
-                task.load_examples("train", args.data),
+                task.load_examples("train", data),
                 seed=args.seed,
                 preset=args.policy_preset,
                 log=lambda msg: print(msg, file=sys.stderr, flush=True),
@@ -135,7 +145,7 @@ def eval_command(argv: list[str]) -> int:
         origin = model_origin(label)
         if origin is not None:
             label = f"{describe_origin(origin)} (cached in {label})"
-    run_args = _run_args(args.model) if not embedded else {}
+    run_args = dict(run.get("args") or {})
     if run_args:  # a run folder of train: score it as it was trained (its sampling settings)
         defaults = {k: run_args.get(k, v) for k, v in defaults.items()}
     temperature = args.temperature if args.temperature is not None else float(defaults["temperature"])
@@ -209,17 +219,68 @@ def _train_eval_batch_size() -> int:
     return int({f.name: f.default for f in dataclasses.fields(MRTPOConfig)}["per_device_eval_batch_size"])
 
 
-def _run_args(model: str) -> dict[str, Any]:
-    """The training settings recorded in ``RUN_DIR/run.json`` (``{}`` when ``model`` is not a run folder)."""
+def _run_record(model: str) -> dict[str, Any]:
+    """``RUN_DIR/run.json`` (``{}`` when ``model`` is not a run folder, or its ``run.json`` cannot be read)."""
     import json
 
     path = Path(model) / "run.json"
     if not path.is_file():
         return {}
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8")).get("args") or {})
-    except (OSError, ValueError, TypeError):
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _run_data(run: dict[str, Any]) -> str | None:
+    """The ``--data`` a run trained on (``run.json``'s ``data``; ``None``: the task's bundled data)."""
+    data = run.get("data", (run.get("script_args") or {}).get("data"))
+    return None if data is None else str(data)
+
+
+def _run_options(task, run: dict[str, Any]) -> dict[str, Any]:
+    """The task options a run of ``task`` trained with (``run.json``'s ``task_options``, those ``task`` declares;
+    ``{}`` for a run of another task)."""
+    saved = run.get("task_options")
+    if run.get("task") != task.name or not isinstance(saved, dict):
+        return {}
+    return {k: v for k, v in saved.items() if k in task.options}
+
+
+def _with_run_settings(task, run: dict[str, Any], given_options: dict[str, Any], given_data: str | None,
+                       model: str | None) -> tuple[dict[str, Any], str | None]:
+    """``(task options, --data)`` of an evaluation of ``--model RUN_DIR``: the run's (``run.json``), with the ``-T``
+    options and the ``--data`` given over them; a note on stderr names what the run set and this reuses. Not a run
+    folder of ``task``: what was given."""
+    if run.get("task") != task.name:
+        return given_options, given_data
+    saved = _run_options(task, run)
+    data = given_data if given_data is not None else _run_data(run)
+    defaults = {name: option.default for name, option in task.options.items()}
+    reused = [f"-T {k}={format_value(v)}" for k, v in saved.items() if k not in given_options and v != defaults.get(k)]
+    if given_data is None and data is not None:
+        reused.append(f"--data {data}")
+    if reused:
+        print(f"note: evaluating with the run's {', '.join(reused)} (from {Path(model) / 'run.json'}; -T KEY=VALUE "
+              f"or --data PATH overrides)", file=sys.stderr, flush=True)
+    return {**saved, **given_options}, data
+
+
+def _note_changed_settings(task, run: dict[str, Any], given_options: dict[str, Any], given_data: str | None,
+                           model: str | None) -> None:
+    """One note on stderr when a ``-T`` or ``--data`` given makes this evaluation differ from the run's settings."""
+    if run.get("task") != task.name:
+        return
+    saved = _run_options(task, run)
+    changed = [f"-T {k}={format_value(task.option_values[k])} here, {format_value(saved[k])} in the run"
+               for k in given_options if k in saved and task.option_values[k] != saved[k]]
+    run_data = _run_data(run)
+    if given_data is not None and (run_data is None or Path(given_data).resolve() != Path(run_data).resolve()):
+        changed.append(f"--data {given_data} here, {run_data or 'the bundled data'} in the run")
+    if changed:
+        print(f"note: this evaluation differs from the run's settings ({'; '.join(changed)}; "
+              f"{Path(model) / 'run.json'})", file=sys.stderr, flush=True)
 
 
 def render_report(report) -> None:

@@ -14,7 +14,8 @@ never lost or silently replaced):
   incomplete one with a note.
 
 ``run.json`` (:func:`run_record`, :func:`end_of_run`) is written when training starts and completed when it ends,
-however it ends. Keys: ``task``, ``task_file``, ``algo``, ``seed``, ``max_steps``, ``status`` (``"running"``, then
+however it ends. Keys: ``task``, ``task_file``, ``task_options`` (every option's value), ``data`` (the dataset
+passed to the task's examples function, ``null``: its bundled data), ``algo``, ``seed``, ``max_steps``, ``status`` (``"running"``, then
 ``"finished"``; ``"stopped"`` when a callback ended it before ``max_steps``; ``"interrupted"`` on Ctrl-C;
 ``"error"``), ``global_step`` (optimizer steps done; a run stopped by an error failed in step ``global_step + 1``),
 ``finished`` (``status == "finished"``), ``error`` (the error's one line, ``null`` otherwise), ``reward_names``,
@@ -248,6 +249,7 @@ def run_record(trainer: Any, *, resumed_from: str | None) -> dict[str, Any]:
         "task": trainer.task.name,
         "task_file": info.pop("task_file", None),
         "task_options": {k: jsonable(v) for k, v in getattr(trainer.task, "option_values", {}).items()},
+        "data": jsonable(info.pop("data", None)),
         "algo": args.algo,
         "seed": args.seed,
         "max_steps": args.max_steps,

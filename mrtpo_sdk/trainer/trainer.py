@@ -87,7 +87,7 @@ class MRTPOTrainer(GRPOTrainer):
         eval_examples: held-out examples for :meth:`evaluate` (default, when ``args.eval_strategy`` is not
             ``"no"``: the first ``args.eval_max_examples`` of ``task.load_examples(task.eval_split, data)``).
         processing_class, callbacks, optimizers, peft_config, quantization_config: as for ``GRPOTrainer``.
-        data: the user's ``--data`` path, passed to the task's examples function.
+        data: the user's ``--data`` path, passed to the task's examples function (``run.json`` records it).
         run_info: what ``run.json`` records about how the run was set up, beside what the trainer records itself
             (JSON values): ``policy`` (how ``run.json`` and the model card name the initial policy; default: the
             model id or path, or the model's ``name_or_path``), ``initial_policy``, ``model_folder`` (the folder
@@ -206,6 +206,7 @@ class MRTPOTrainer(GRPOTrainer):
         self.run_info = dict(run_info or {})
         self.run_info.setdefault("policy", _describe_model(model))
         self.run_info.setdefault("initial_policy", _model_source(model))
+        self.run_info.setdefault("data", data)  # eval --model RUN_DIR scores on the same dataset
         # The model card and hub tags name the algorithm that trains the model (TRL's fields, read in __init__).
         self._name, self._paper = ALGORITHM_CARDS[args.algo]
         self._tag_names = ["trl", "mrtpo-sdk", args.algo]

@@ -357,3 +357,90 @@ def test_eval_generates_in_trains_eval_batch_size_unless_told(tmp_path, monkeypa
         assert main(["eval", task, "--split", "train", *argv]) == 2
         assert "stop here" in capsys.readouterr().err
     assert seen == [3, 8, 5]
+
+
+SIZED_TASK = '''
+from typing import Literal
+
+from mrtpo_sdk import Result, Task, verifier
+
+
+@verifier(kind="reference")
+def has_a(example, completion):
+    return Result(float("a" in completion), "The word apple is spelled with an a.")
+
+
+def examples(split="train", data=None, size: Literal["small", "large"] = "small"):
+    """Words.
+
+    Args:
+        size: how many words.
+    """
+    n = 2 if size == "small" else 4
+    return [{"id": f"{data or 'bundled'}-{split}-{i}", "word": "apple"} for i in range(n)]
+
+
+task = Task(name="sized", examples=examples, prompt=lambda ex: f"Spell {ex['word']}.", verifiers=[has_a],
+            reference=lambda ex: ex["word"])
+'''
+
+
+@pytest.fixture
+def run_of_sized(tmp_path, monkeypatch):
+    """``(task file, run folder, seen)``: a run folder whose ``run.json`` says it trained task ``sized`` with
+    ``-T size=large --data theirs``; ``eval`` stops at scoring, recording ``(option values, example ids)`` in
+    ``seen``."""
+    import mrtpo_sdk.evaluation.core as core
+    import mrtpo_sdk.policy.pretrained as pretrained
+
+    seen = []
+
+    def fake_evaluate(task, model, tokenizer, examples, **kw):
+        seen.append((task.option_values, [ex["id"] for ex in examples]))
+        raise MRTPOError("stop here")
+
+    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), object(), "fake"))
+    monkeypatch.setattr(core, "evaluate_policy", fake_evaluate)
+    task_file = tmp_path / "sized.py"
+    task_file.write_text(SIZED_TASK)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"task": "sized", "task_options": {"size": "large"}, "data": "theirs",
+                                              "args": {}}))
+    return str(task_file), run, seen
+
+
+def test_eval_of_a_run_folder_uses_the_runs_task_options_and_data_and_says_so(run_of_sized, capsys):
+    task_file, run, seen = run_of_sized
+    assert main(["eval", task_file, "--model", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen == [({"size": "large"}, [f"theirs-dev-{i}" for i in range(4)])]
+    assert err == [
+        f"note: evaluating with the run's -T size=large, --data theirs (from {run / 'run.json'}; -T KEY=VALUE or "
+        f"--data PATH overrides)",
+        "error: stop here",
+    ]
+
+
+def test_eval_options_given_win_over_the_runs_with_a_note(run_of_sized, capsys):
+    task_file, run, seen = run_of_sized
+    assert main(["eval", task_file, "--model", str(run), "-T", "size=small", "--data", "mine"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen == [({"size": "small"}, ["mine-dev-0", "mine-dev-1"])]
+    assert err == [
+        f"note: this evaluation differs from the run's settings (-T size=small here, large in the run; --data mine "
+        f"here, theirs in the run; {run / 'run.json'})",
+        "error: stop here",
+    ]
+    assert main(["eval", task_file, "--model", str(run), "-T", "size=large"]) == 2  # as the run: no difference
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen[-1] == ({"size": "large"}, [f"theirs-dev-{i}" for i in range(4)])
+    assert err[0].startswith("note: evaluating with the run's --data theirs (") and len(err) == 2
+
+
+def test_eval_of_a_run_of_another_task_keeps_the_tasks_defaults(run_of_sized, capsys):
+    task_file, run, seen = run_of_sized
+    (run / "run.json").write_text(json.dumps({"task": "words", "task_options": {"size": "large"}, "data": "x"}))
+    assert main(["eval", task_file, "--model", str(run)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["error: stop here"]
+    assert seen == [({"size": "small"}, ["bundled-dev-0", "bundled-dev-1"])]
