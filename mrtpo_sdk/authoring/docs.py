@@ -35,7 +35,7 @@ def _flag(action: argparse.Action) -> str:
     if action.choices:
         return f"{shown} `{{{','.join(str(c) for c in action.choices)}}}`"
     if action.metavar:
-        return f"{shown} `{action.metavar}`"
+        return f"{shown} `{_cell(action.metavar)}`"  # `true\|false`: a pipe would end the table cell
     return shown
 
 

@@ -434,7 +434,7 @@ def test_help_still_prints_and_exits_0(capsys):
     for command in ("lint", "rule", "new", "check", "explain", "eval", "compare"):
         try:
             rc = main([command, "--help"])
-        except SystemExit as exc:  # compare lets argparse exit after the help, as before
+        except SystemExit as exc:  # a command may let argparse exit after the help
             rc = exc.code
         out = capsys.readouterr().out
         assert rc == 0 and out.startswith(f"usage: mrtpo-sdk {command}"), command
