@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "MASS",
+    "NOT_APPLICABLE",
     "Explanation",
     "RewardRow",
     "render_html",
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 MASS = 0.8
+#: A reward whose verifier returned ``None`` for this example (the completion is not scored by it, no block).
+NOT_APPLICABLE = "does not apply to this example (reward None)"
 
 
 @dataclass
@@ -42,8 +45,8 @@ class RewardRow:
 
     Attributes:
         name, kind, weight: the verifier's.
-        reward: its reward on the completion (``None``: not applicable).
-        block: its information block (``""``: none).
+        reward: its reward on the completion (``None``: the verifier does not apply to this example).
+        block: its information block (``""``: none, or not applicable).
         replayed: whether the pair was replayed (non-empty block).
         q: per-token JS distance ``q_{k,t}`` in [0, 1] (zeros when not replayed).
         w: per-token weight ``w_{k,t}`` (ones when not replayed); mean over tokens is 1.
@@ -79,7 +82,8 @@ class Explanation:
     step: int | None = None
     note: str = (
         "Every reward with a non-empty block is replayed here, whatever its group variance would be during "
-        "training; a reward with an empty block is not replayed (w = 1)."
+        "training; a reward whose verifier does not apply to this example (reward None), or whose block is empty, "
+        "is not replayed (w = 1)."
     )
     rows: list[RewardRow] = field(default_factory=list)
 
@@ -234,9 +238,10 @@ def render_html(exp: Explanation) -> str:
             if row.replayed
             else "not replayed (the reward did not vary within its group, or its weight is 0): w = 1"
             if row.block
-            else "empty block: not replayed, w = 1"
+            else f"{_unreplayed(row)}: not replayed, w = 1"
         )
-        block = html.escape(row.block) if row.block else "<em>(empty)</em>"
+        block = (html.escape(row.block) if row.block else "<em>(none: the verifier does not apply)</em>"
+                 if row.reward is None else "<em>(empty)</em>")
         parts.append(
             f'<tr class="reward-row"><th><div class="name">{html.escape(row.name)}</div>'
             f'<div class="small">kind {html.escape(str(row.kind))}, weight {row.weight:g}</div>'
@@ -274,9 +279,15 @@ def render_png(exp: Explanation, path: Path, max_tokens: int = 160) -> Path:
     return path
 
 
+def _unreplayed(r: RewardRow) -> str:
+    """Why a reward without a block was not replayed: its verifier returned ``None`` (not applicable) or an empty
+    block."""
+    return NOT_APPLICABLE if r.reward is None else "empty block"
+
+
 def _share_label(r: RewardRow) -> str:
     if not r.replayed:
-        return "empty block"
+        return "not applicable" if r.reward is None else "empty block"
     return "q = 0" if r.share is None else f"80% on {100 * r.share:.0f}%"
 
 
@@ -306,6 +317,6 @@ def summary_lines(exp: Explanation) -> list[str]:
                 else "zero distance on every token (the block changes nothing)"
             )
         else:
-            conc = "empty block: not replayed"
+            conc = f"{_unreplayed(r)}: not replayed"
         lines.append(f"  {r.name:<{width}}  reward {_fmt(r.reward)}  {conc}")
     return lines

@@ -14,7 +14,9 @@ The page, the PNG and the JSON are the credit page (:mod:`mrtpo_sdk.credit_page`
 ``credit-step<N>.html`` pages.
 
 Unlike training, every reward with a non-empty block is replayed here, whatever the group variance would have been
-(spec §2 replays only rewards that vary within a group); a reward with an empty block is not replayed (``w = 1``).
+(spec §2 replays only rewards that vary within a group); a reward whose verifier does not apply to the example
+(it returned ``None``: reward ``None``, no block) or whose block is empty is not replayed (``w = 1``), and its row
+says which.
 """
 
 from __future__ import annotations

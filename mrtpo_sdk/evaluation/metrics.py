@@ -51,9 +51,11 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
     """IFEval's accuracies over the slot rewards ``constraint_1..K`` (those that apply to each prompt).
 
     ``prompt_level_strict_acc`` / ``inst_level_strict_acc`` come from the rewards (``training`` semantics with the
-    bundled verifiers). When the records carry their :class:`~mrtpo_sdk.instructions.IFExample`, the completions are
-    also scored in IFEval's loose mode (``*_loose_acc``) and with IFEval's own verdicts (``*_acc_official``, strict
-    and loose), the numbers comparable with published IFEval results.
+    bundled verifiers). When the records carry their :class:`~mrtpo_sdk.instructions.IFExample`, the instruction-level
+    strict accuracy is also reported per constraint type (``inst_level_strict_acc/<instruction id>``, e.g.
+    ``inst_level_strict_acc/startend:end_checker``: the share of that type's instructions followed, over the records'
+    constraints of that type), and the completions are scored in IFEval's loose mode (``*_loose_acc``) and with IFEval's
+    own verdicts (``*_acc_official``, strict and loose), the numbers comparable with published IFEval results.
     """
 
     def metrics(records: Sequence[Any]) -> dict[str, float | None]:
@@ -73,6 +75,14 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
         scored = [r for r in records if isinstance(r.example, IFExample) and r.example.constraints]
         if not scored:
             return out
+        by_type: dict[str, list[float]] = {}  # the example's j-th constraint is reward f"{prefix}{j}"
+        for r in scored:
+            for j, c in enumerate(r.example.constraints, 1):
+                value = r.rewards.get(f"{prefix}{j}")
+                if value is not None:
+                    by_type.setdefault(c.id, []).append(float(value >= 1.0 - 1e-9))
+        for type_id in sorted(by_type):
+            out[f"inst_level_strict_acc/{type_id}"] = _mean(by_type[type_id])
         for name, semantics, loose in (
             ("loose_acc", "training", True),
             ("strict_acc_official", "official", False),

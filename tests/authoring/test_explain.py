@@ -90,3 +90,48 @@ def test_completion_from_file_and_bad_example(tmp_path, capsys, monkeypatch):
     assert "no example with id 'nope'" in capsys.readouterr().err
     assert main(["explain", SQL, "--policy_preset", "tiny", "--completion", f"@{tmp_path / 'missing.txt'}"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_verifier_that_does_not_apply_is_told_apart_from_an_empty_block(tmp_path):
+    """A verifier returning None (constraint_3 on a prompt with two constraints) is "does not apply", not an empty
+    block, in the summary, the page, the PNG's labels and the JSON."""
+    from mrtpo_sdk import Result, Task, verifier
+    from mrtpo_sdk.authoring.explain import explain, render_html, summary_lines, write_outputs
+
+    from ..helpers import tiny_policy
+
+    @verifier(kind="reference")
+    def has_a(example, completion):
+        return Result(float("a" in completion), f"The word {example['word']} has an a.")
+
+    @verifier(kind="reference")
+    def plural(example, completion):
+        return None if not example["word"].endswith("s") else Result(1.0, "It is plural.")
+
+    @verifier(kind="feedback")
+    def length(example, completion):
+        return Result(0.5, "")
+
+    task = Task(name="t", examples=[{"id": "e0", "word": "apple"}, {"id": "e1", "word": "stones"}],
+                prompt=lambda ex: [{"role": "user", "content": f"Spell {ex['word']}."}],
+                verifiers=[has_a, plural, length], reference=lambda ex: " ".join(ex["word"]))
+    torch.manual_seed(0)
+    model, tok = tiny_policy(task)
+    exp = explain(task, task.load_examples()[0], "a p p l e", model.eval(), tok, policy="tiny")
+    rows = {r.name: r for r in exp.rows}
+    assert (rows["plural"].reward, rows["plural"].block, rows["plural"].replayed) == (None, "", False)
+    assert (rows["length"].reward, rows["length"].block, rows["length"].replayed) == (0.5, "", False)
+    assert rows["has_a"].replayed
+    lines = {line.split()[0]: line for line in summary_lines(exp)[1:]}
+    assert lines["plural"].endswith("reward n/a  does not apply to this example (reward None): not replayed")
+    assert lines["length"].endswith("reward 0.500  empty block: not replayed")
+    page = render_html(exp)
+    plural_row, length_row = (re.search(rf'<div class="name">{n}</div>.*?</th>', page, re.S).group(0)
+                              for n in ("plural", "length"))
+    assert "does not apply to this example (reward None): not replayed, w = 1" in plural_row
+    assert "(none: the verifier does not apply)" in plural_row and "empty block" not in plural_row
+    assert "empty block: not replayed, w = 1" in length_row and "does not apply" not in length_row
+    paths = write_outputs(exp, tmp_path)
+    data = json.loads(paths["json"].read_text())
+    assert data["rewards"]["plural"]["reward"] is None and data["rewards"]["plural"]["w"] == [1.0] * len(exp.tokens)
+    assert "does not apply to this example (reward None)" in data["note"]

@@ -204,4 +204,13 @@ def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None
         "prompt_level_loose_acc": 0.5, "inst_level_loose_acc": 0.5,
         "prompt_level_strict_acc_official": 1.0, "inst_level_strict_acc_official": 1.0,
         "prompt_level_loose_acc_official": 1.0, "inst_level_loose_acc_official": 1.0,
+        # per constraint type, strict with the task's rewards: the pasted prompt fails both, the reference passes both
+        f"inst_level_strict_acc/{title}": 0.5, f"inst_level_strict_acc/{bullets[0]}": 0.5,
     }  # fmt: skip
+    # one record that follows the title and not the bullets: the two types part ways
+    titled = "<<Tea>>\nTea is hot."
+    rewards = {f"constraint_{j + 1}": r.reward if r else None for j, r in enumerate(task.score(ex, titled))}
+    assert rewards["constraint_1"] == 1.0 and rewards["constraint_2"] == 0.0
+    per_type = {k: v for k, v in ifeval_accuracy()([EvalRecord("m", 0, titled, rewards, 1, example=ex)]).items()
+                if "/" in k}
+    assert per_type == {f"inst_level_strict_acc/{title}": 1.0, f"inst_level_strict_acc/{bullets[0]}": 0.0}

