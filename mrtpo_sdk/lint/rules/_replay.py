@@ -7,7 +7,7 @@ from ..model import TaskContext
 __all__ = ["MOST", "Q_MIN", "is_most", "look", "measured_with"]
 
 #: A block "moves" a completion when its largest ``q`` on the response reaches this (JS distance, in [0, 1]).
-Q_MIN = 0.05
+Q_MIN = 0.25
 #: "On most examples": on more than this share of the completions measured.
 MOST = 0.5
 

@@ -10,7 +10,7 @@ from ..replay import max_q, share_for_mass
 from ._replay import Q_MIN, is_most, look, measured_with
 
 #: The share of tokens holding 80% of the distance above which a block spreads its credit (uniform credit: 0.8).
-SHARE_MAX = 0.6
+SHARE_MAX = 0.55
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class BlockMovesEverythingAlike(Rule):
     With `lint --replay`: flags a verifier whose block moves every token of the response alike. On the replayed
     completions (see MRT015) where the block moves something, it takes the smallest share of the response's
     tokens that holds 80% of the block's JS distance (`explain`'s concentration); the rule fires when that share
-    is above 60% on most of them (more than half). Uniform credit gives 80%. The finding gives the measured share
+    is above 55% on most of them (more than half). Uniform credit gives 80%. The finding gives the measured share
     and the `explain` command line of the worst example. Without `--replay` it finds nothing.
 
     ## Why is this bad?
