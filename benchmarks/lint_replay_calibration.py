@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     from mrtpo_sdk.loader import import_task_module
 
     options = ReplayOptions(model=a.model or default_model(), examples=a.examples, samples=a.samples)
-    paths = [Path(x) for x in a.paths] if a.paths else DEFAULT_PATHS
+    paths = [Path(x).resolve() for x in a.paths] if a.paths else DEFAULT_PATHS
     start = time.perf_counter()
     report = lint_paths(paths, isolated=True, cli=Layer(select=sorted(REPLAY_CODES)), replay=options)
     seconds = time.perf_counter() - start
@@ -53,40 +53,35 @@ def main(argv=None) -> int:
     print("| task file | verifier | completions | max q (median) | max q < %.2f | share80 (median) | share80 > %.0f%% "
           "| top-token overlap (best pair) | findings |" % (Q_MIN, SHARE_MAX * 100))
     print("|---|---|---|---|---|---|---|---|---|")
-    files = sorted({f for x in paths for f in ([x] if x.is_file() else x.glob("*.py")) if not f.name.startswith("_")})
+    files = sorted({f.resolve() for x in paths for f in ([x] if x.is_file() else x.glob("*.py"))
+                    if not f.name.startswith("_")})
     settings = settings_for(None, Layer())
     for path in files:
         tasks = find_tasks(path)
         for var, task in tasks.items():
             ctx = build_context(path, source_file(path), import_task_module(path), var, task, settings)
             data = replay_of(path, var, task, ctx, settings, options, len(tasks) > 1)
+            name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
             for k, v in enumerate(task.verifiers):
                 rows = [c.q[k] for c in data.completions if c.q[k] is not None]
                 if not rows:
-                    print(f"| {path.relative_to(ROOT)} | {v.name} | 0 (empty block) | | | | | | |")
+                    print(f"| {name} | {v.name} | 0 (empty block) | | | | | | |")
                     continue
                 mq = [max_q(q) for q in rows]
                 moved = [q for q in rows if max_q(q) >= Q_MIN]
                 shares = [s for s in (share_for_mass(q) for q in moved) if s is not None]
-                best = ""
+                best = "-"
                 for j in range(len(task.verifiers)):
-                    if j == k:
-                        continue
                     pairs = [top_overlap(c.q[k], c.q[j]) for c in data.completions
-                             if c.q[k] is not None and c.q[j] is not None
+                             if j != k and c.q[k] is not None and c.q[j] is not None
                              and max_q(c.q[k]) >= Q_MIN and max_q(c.q[j]) >= Q_MIN]
-                    if pairs:
-                        m = statistics.median(pairs)
-                        if not best or m > float(best.split()[0]):
-                            best = f"{m:.2f} ({task.verifiers[j].name})"
+                    if pairs and (best == "-" or statistics.median(pairs) > float(best.split()[0])):
+                        best = f"{statistics.median(pairs):.2f} ({task.verifiers[j].name})"
                 found = ", ".join(by_verifier.get((str(path), v.name), [])) or "-"
-                print(f"| {path.relative_to(ROOT)} | {v.name} | {len(rows)} | {statistics.median(mq):.3f} | "
-                      f"{sum(m < Q_MIN for m in mq)}/{len(rows)} | "
-                      f"{statistics.median(shares):.2f} | {sum(s > SHARE_MAX for s in shares)}/{len(shares)} | "
-                      if shares else
-                      f"| {path.relative_to(ROOT)} | {v.name} | {len(rows)} | {statistics.median(mq):.3f} | "
-                      f"{sum(m < Q_MIN for m in mq)}/{len(rows)} | - | - | ", end="")
-                print(f"{best or '-'} | {found} |")
+                share = f"{statistics.median(shares):.2f} | {sum(s > SHARE_MAX for s in shares)}/{len(shares)}" \
+                    if shares else "- | -"
+                print(f"| {name} | {v.name} | {len(rows)} | {statistics.median(mq):.2f} | "
+                      f"{sum(m < Q_MIN for m in mq)}/{len(rows)} | {share} | {best} | {found} |")
     return 0
 
 
