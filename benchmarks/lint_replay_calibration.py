@@ -34,11 +34,10 @@ def main(argv=None) -> int:
     from mrtpo_sdk.lint.replay import REPLAY_CODES, ReplayOptions, default_model, max_q, share_for_mass, top_overlap
     from mrtpo_sdk.lint.rules._replay import Q_MIN
     from mrtpo_sdk.lint.rules.mrt016_block_moves_everything_alike import SHARE_MAX
-    from mrtpo_sdk.lint.runner import build_context, lint_paths, settings_for
-    from mrtpo_sdk.loader import find_tasks
     from mrtpo_sdk.lint.runner import _replay as replay_of
+    from mrtpo_sdk.lint.runner import build_context, lint_paths, settings_for
     from mrtpo_sdk.lint.static import source_file
-    from mrtpo_sdk.loader import import_task_module
+    from mrtpo_sdk.loader import find_tasks, import_task_module
 
     options = ReplayOptions(model=a.model or default_model(), examples=a.examples, samples=a.samples)
     paths = [Path(x).resolve() for x in a.paths] if a.paths else DEFAULT_PATHS

@@ -154,7 +154,7 @@ def max_q(q: Sequence[float]) -> float:
 
 def share_for_mass(q: Sequence[float], mass: float = MASS) -> float | None:
     """The smallest share of the tokens whose distances sum to ``mass`` of the total (``None``: all zero): the
-    list version of :func:`mrtpo_sdk.algorithms.token_share_for_mass`, for rows read back from the cache.
+    list version of :func:`mrtpo_sdk.algorithms.concentration.token_share_for_mass`, for rows read back from the cache.
 
     Example: ``[0.5, 0.1, 0.3, 0.1]`` -> 0.5 (the two largest hold 0.8 of 1.0).
     """

@@ -44,12 +44,12 @@ QUIET = [0.01, 0.02, 0.0, 0.01, 0.0, 0.0, 0.01, 0.0, 0.0, 0.03]  # a block the p
 def test_share_for_mass_matches_the_tensor_version():
     import torch
 
-    from mrtpo_sdk.algorithms import token_share_for_mass
+    from mrtpo_sdk.algorithms.concentration import token_share_for_mass
 
     rng = random.Random(0)
     for _ in range(20):
         q = [rng.random() ** 3 for _ in range(rng.randint(1, 30))]
-        want = float(token_share_for_mass(torch.tensor([[q]]), torch.ones(1, len(q)))[0, 0])
+        want = float(token_share_for_mass(torch.tensor([[q]], dtype=torch.float64), torch.ones(1, len(q)))[0, 0])
         assert share_for_mass(q) == pytest.approx(want)
     assert share_for_mass([0.5, 0.1, 0.3, 0.1]) == 0.5
     assert share_for_mass(FLAT) == pytest.approx(0.8)
@@ -183,7 +183,8 @@ def test_spread_and_same_place_findings(fake_replay):
 def test_noqa_silences_a_replay_finding_and_is_kept_without_replay(fake_replay, tmp_path):
     for f in REPLAY.glob("_*.py"):
         shutil.copy(f, tmp_path / f.name)
-    text = CLEAN.read_text().replace("def code_word(example, completion):", "def code_word(example, completion):  # noqa: MRT015")
+    header = "def code_word(example, completion):"
+    text = CLEAN.read_text().replace(header, f"{header}  # noqa: MRT015")
     path = tmp_path / "agents.py"
     path.write_text(text)
     assert lint_paths([path], isolated=True, replay=ReplayOptions(model="smollm2")).findings == []
@@ -194,7 +195,9 @@ def test_explain_command_line():
     data = _data([[PEAK]], spec="tasks/x.py@b")
     assert explain_command(data, "e 1") == "mrtpo-sdk explain tasks/x.py@b --example 'e 1' --model smollm2"
     data.model, data.policy_preset, data.split = "embedded", "tiny", "test"
-    assert explain_command(data, "e1") == "mrtpo-sdk explain tasks/x.py@b --example e1 --policy_preset tiny --split test"
+    assert explain_command(data, "e1") == (
+        "mrtpo-sdk explain tasks/x.py@b --example e1 --policy_preset tiny --split test"
+    )
 
 
 def test_replay_options_are_refused_without_replay(capsys):

@@ -37,7 +37,9 @@ def same_place(
         ValueError: the two lists cover different numbers of completions.
     """
     if len(rows_a) != len(rows_b):
-        raise ValueError(f"the two verifiers' rows must cover the same completions, got {len(rows_a)} and {len(rows_b)}")
+        raise ValueError(
+            f"the two verifiers' rows must cover the same completions, got {len(rows_a)} and {len(rows_b)}"
+        )
     both = [
         (i, top_overlap(a, b))
         for i, (a, b) in enumerate(zip(rows_a, rows_b))
