@@ -266,6 +266,21 @@ def render_report(report: CheckReport, console: Any = None) -> None:
         console.print(f"[yellow]WARN[/yellow] {escape(line)}", soft_wrap=True)
 
 
+def replay_hint(report: CheckReport, spec: str) -> str | None:
+    """The line pointing to ``lint --replay`` when it applies: the check passed and some verifier gave a non-empty
+    block on a reference completion (a block a replay would read); else ``None``."""
+    blocks = any(
+        len(p.rewards) > p.empty_blocks for v in report.verifiers if v.weight for label, p in v.probes.items()
+        if label == "reference"
+    )
+    if not report.ok or not blocks:
+        return None
+    return (
+        f"next: mrtpo-sdk lint {spec} --replay  (checks what each block does to a policy: a block that moves no "
+        f"token, one that moves every token alike, two blocks on the same tokens; MRT015-MRT017)"
+    )
+
+
 def report_json(report: CheckReport) -> dict[str, Any]:
     """The report as plain data (for ``--format json``)."""
 

@@ -144,7 +144,7 @@ def check_command(argv: list[str]) -> int:
         return args
     from ..loader import import_task_module, load_task, split_task_spec
     from ..task_options import parse_assignments
-    from .check import render_report, report_json, run_check
+    from .check import render_report, replay_hint, report_json, run_check
 
     if args.limit is not None and args.limit <= 0:
         raise MRTPOError(f"--limit must be a positive number of examples, got {args.limit}")
@@ -156,6 +156,9 @@ def check_command(argv: list[str]) -> int:
         print(json.dumps(report_json(report), indent=1))
     else:
         render_report(report)
+        hint = replay_hint(report, args.task)
+        if hint:
+            print(hint)
     return 0 if report.ok else 1
 
 

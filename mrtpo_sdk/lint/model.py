@@ -106,6 +106,9 @@ class TaskContext:
         repeats: the same, from a second pass in reverse order (for determinism).
         prompts: ``P_0`` of each example as text (chat messages joined by newlines); ``prompts2`` a second call.
         without: for in-prompt tasks, ``without[i][k]`` = ``prompt_without(example, name_k)`` as text.
+        split_examples: every example of the split the sampled ones come from (``lint --replay`` chooses its own).
+        replay: what the blocks do to a policy (``lint --replay``; :mod:`mrtpo_sdk.lint.replay`), else ``None``:
+            the replay rules (MRT015-MRT017) find nothing without it.
     """
 
     path: Path
@@ -123,6 +126,8 @@ class TaskContext:
     prompts2: list[str]
     without: list[list[str | None]]
     extra_errors: list[VerifierError] = field(default_factory=list)
+    split_examples: list[Any] = field(default_factory=list)
+    replay: Any = None  # ReplayData | None
     _cache: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ views

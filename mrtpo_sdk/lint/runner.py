@@ -28,6 +28,7 @@ from .codes import all_rules, get_rule
 from .config import Layer, Settings, find_config, settings_for
 from .model import Finding, Probe, TaskContext
 from .probes import author_probes, make_probes, sample_indexes
+from .replay import REPLAY_CODES, PolicyLoadError, ReplayOptions
 from .static import SourceFile, VerifierSite, block_sites, source_file, verifier_function
 
 __all__ = [
@@ -42,7 +43,8 @@ __all__ = [
 ]
 
 UNUSED_NOQA = "MRT013"
-BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010"}
+BLOCK_RULES = {"MRT001", "MRT002", "MRT003", "MRT004", "MRT005", "MRT007", "MRT008", "MRT010", "MRT015", "MRT016",
+               "MRT017"}
 """Rules about a verifier's block and reward; a ``weight=0`` verifier (logged, never replayed) is exempt."""
 NO_TASK = "declares no Task; assign one at module level, e.g. task = Task(...)"
 SKIPPED_NO_TASK = (
@@ -351,6 +353,7 @@ def build_context(
         prompts2=prompts2,
         without=without,
         extra_errors=mutations,
+        split_examples=list(all_examples),
     )
 
 
@@ -373,9 +376,11 @@ def lint_file(
     enabled: set[str] | None = None,
     only: set[str] | None = None,
     notes: list[Finding] | None = None,
+    replay: ReplayOptions | None = None,
 ) -> tuple[list[Finding], int]:
     """Lint one task file (only the tasks named in ``only``, by variable or task name, if given); returns its
-    findings (unfiltered by noqa) and the number of tasks linted.
+    findings (unfiltered by noqa) and the number of tasks linted. With ``replay``, each task's blocks are also
+    replayed with a policy for the replay rules (:mod:`mrtpo_sdk.lint.replay`).
 
     A file that declares no Task is an error, or, when ``notes`` is given (a file found in a folder), a note
     appended to ``notes`` and no findings."""
@@ -396,6 +401,7 @@ def lint_file(
             notes.append(Finding(None, SKIPPED_NO_TASK, path, 1, 1))
             return [], 0
         return [Finding(None, NO_TASK, path, 1, 1)], 0
+    several = len(tasks) > 1
     if only:
         unknown = sorted(n for n in only if n not in tasks and not any(t.name == n for t in tasks.values()))
         if unknown:
@@ -419,8 +425,27 @@ def lint_file(
             line = _task_line(src, var)
             findings.append(Finding(None, str(exc), path, line, 1))
             continue
+        if replay is not None and (enabled is None or REPLAY_CODES & enabled):
+            try:
+                ctx.replay = _replay(path, var, task, ctx, settings, replay, several)
+            except PolicyLoadError:  # the policy itself: one error line for the run
+                raise
+            except MRTPOError as exc:  # the task's replay failed (a verifier raised, no reference): this task only
+                findings.append(Finding(None, f"--replay: task {task.name!r} ({var}): {exc}", path,
+                                        _task_line(src, var), 1))
+                continue
         findings += _check(ctx, rules)
     return findings, len(tasks)
+
+
+def _replay(path: Path, var: str, task: Task, ctx: TaskContext, settings: Settings, options: ReplayOptions,
+            several: bool):
+    """The replay of one task (:func:`mrtpo_sdk.lint.replay.replay_task`), named as ``explain`` takes it."""
+    from .replay import replay_task
+
+    data = replay_task(path, var, task, ctx.split_examples, settings.split, options)
+    data.spec = f"{path}@{var}" if several else str(path)
+    return data
 
 
 def _check(ctx: TaskContext, rules: list) -> list[Finding]:
@@ -549,6 +574,7 @@ def lint_paths(
     extend_exclude: list[str] | None = None,
     force_exclude: bool = False,
     aliases: dict[Path, Path] | None = None,
+    replay: ReplayOptions | None = None,
 ) -> LintReport:
     """Lint task files and folders.
 
@@ -565,6 +591,8 @@ def lint_paths(
             note instead of being an error.
         aliases: file -> the path its config is looked up by (``lint_source``: the temporary copy of stdin ->
             ``--stdin_filename``).
+        replay: replay each task's blocks with a policy for the replay rules MRT015-MRT017 (``lint --replay``;
+            :class:`~mrtpo_sdk.lint.replay.ReplayOptions`); ``None``: no model is loaded and they find nothing.
 
     Returns:
         A :class:`LintReport`; ``exit_code`` is 0 clean / 1 findings / 2 load errors.
@@ -618,7 +646,7 @@ def lint_paths(
         notes = None if path.resolve() in explicit else report.notes
         skipped = len(report.notes)
         with contextlib.redirect_stdout(sys.stderr):  # task files that print must not corrupt json/sarif output
-            found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()), notes)
+            found, ntasks = lint_file(path, settings, enabled, only.get(path.resolve()), notes, replay)
         if len(report.notes) > skipped:  # a helper module found in a folder: not a task file
             continue
         report.files += 1
@@ -636,7 +664,8 @@ def lint_paths(
             findings.append(f)
         if UNUSED_NOQA in enabled and src is not None and not any(f.is_error for f in found):
             rule = get_rule(UNUSED_NOQA)
-            for f in rule.check_file(path, src, used, enabled):  # type: ignore[attr-defined]
+            measured = enabled if replay is not None else enabled - REPLAY_CODES  # unmeasured: their noqa is kept
+            for f in rule.check_file(path, src, used, measured):  # type: ignore[attr-defined]
                 if src.suppressed_by(UNUSED_NOQA, {f.line}) is None:
                     findings.append(f)
     report.findings = merge(findings)

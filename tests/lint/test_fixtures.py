@@ -1,5 +1,8 @@
 """Every rule has a fixture task file that triggers exactly that rule (expected findings marked `# expect: CODE`
-on their lines) and a clean counterpart; the linter's findings must match the marks exactly."""
+on their lines) and a clean counterpart; the linter's findings must match the marks exactly.
+
+The replay rules' fixtures (``fixtures/replay/``) need a policy: ``tests/lint/test_replay.py`` runs them with
+``--replay``; here, without it, they must give no replay finding."""
 
 from __future__ import annotations
 
@@ -10,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from mrtpo_sdk.lint import CODES, lint_paths
+from mrtpo_sdk.lint.replay import REPLAY_CODES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 _EXPECT = re.compile(r"#\s*expect:\s*(MRT\d{3}(?:\s*,\s*MRT\d{3})*)")
 FILES = sorted(p for p in FIXTURES.glob("mrt*.py"))
+REPLAY_FILES = sorted(p for p in (FIXTURES / "replay").glob("mrt*.py"))
 
 
 def expected(path: Path) -> Counter:
@@ -51,12 +56,22 @@ def test_fixture_triggers_only_its_rule(path):
 @pytest.mark.parametrize("code", list(CODES))
 def test_every_rule_has_a_trigger_and_a_clean_fixture(code):
     module = CODES[code]
-    assert (FIXTURES / f"{module}.py").is_file()
-    assert (FIXTURES / f"{module}_clean.py").is_file()
+    folder = FIXTURES / "replay" if code in REPLAY_CODES else FIXTURES
+    assert (folder / f"{module}.py").is_file()
+    assert (folder / f"{module}_clean.py").is_file()
+
+
+@pytest.mark.parametrize("path", REPLAY_FILES, ids=[p.stem for p in REPLAY_FILES])
+def test_replay_fixture_gives_no_replay_finding_without_replay(path):
+    marks = expected(path)
+    assert {c for _, c in marks} <= REPLAY_CODES and (marks or path.stem.endswith("_clean"))
+    report = lint_paths([path], isolated=True)
+    assert not report.errors, [f.message for f in report.errors]
+    assert [f.code for f in report.findings if f.code in REPLAY_CODES | {"MRT013"}] == []
 
 
 def test_every_fixture_names_a_rule_module():
-    stems = {p.stem for p in FILES}
+    stems = {p.stem for p in FILES + REPLAY_FILES}
     for stem in stems:
         base = stem.removesuffix("_clean").removesuffix("_in_prompt").split("__")[0]  # variants: module__what.py
         assert base in CODES.values(), stem
