@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
 from ..model import TaskContext
 
-__all__ = ["MOST", "Q_MIN", "is_most", "look", "measured_with"]
+__all__ = ["MOST", "Q_MIN", "flagged_verifiers", "is_most", "look", "measured_with"]
 
 #: A block "moves" a completion when its largest ``q`` on the response reaches this (JS distance, in [0, 1]).
 Q_MIN = 0.25
@@ -29,3 +32,20 @@ def look(ctx: TaskContext, example_id: str) -> str:
     from ..replay import explain_command
 
     return f"look: `{explain_command(ctx.replay, example_id)}`"
+
+
+def flagged_verifiers(ctx: TaskContext, measure: Callable[[Sequence[Any]], Any]) -> Iterator[tuple[int, Any, Any]]:
+    """``(k, result, worst completion)`` for each weighted verifier ``k`` on which ``measure`` fires.
+
+    ``measure(q_per_completion)`` gets verifier ``k``'s per-token distances on every replayed completion and returns
+    ``None`` (nothing to report) or a result with ``.worst``, the index of the completion to show. Nothing is
+    yielded without ``--replay``."""
+    data = ctx.replay
+    if data is None:
+        return
+    for k, v in enumerate(ctx.verifiers):
+        if v.weight == 0:
+            continue
+        got = measure([c.q[k] for c in data.completions])
+        if got is not None:
+            yield k, got, data.completions[got.worst]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model import Finding, Rule, TaskContext
 from ..replay import max_q
-from ._replay import Q_MIN, is_most, look, measured_with
+from ._replay import Q_MIN, flagged_verifiers, is_most, look, measured_with
 
 
 @dataclass(frozen=True)
@@ -80,16 +80,7 @@ class BlockChangesNothing(Rule):
     checks = "replay"
 
     def check(self, ctx: TaskContext) -> Iterator[Finding]:
-        data = ctx.replay
-        if data is None:
-            return
-        for k, v in enumerate(ctx.verifiers):
-            if v.weight == 0:
-                continue
-            got = unread_block([c.q[k] for c in data.completions])
-            if got is None:
-                continue
-            worst = data.completions[got.worst]
+        for k, got, worst in flagged_verifiers(ctx, unread_block):
             yield ctx.finding(
                 self.code,
                 k,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model import Finding, Rule, TaskContext
 from ..replay import max_q, share_for_mass
-from ._replay import Q_MIN, is_most, look, measured_with
+from ._replay import Q_MIN, flagged_verifiers, is_most, look, measured_with
 
 #: The share of tokens holding 80% of the distance above which a block spreads its credit (uniform credit: 0.8).
 SHARE_MAX = 0.55
@@ -81,16 +81,7 @@ class BlockMovesEverythingAlike(Rule):
     checks = "replay"
 
     def check(self, ctx: TaskContext) -> Iterator[Finding]:
-        data = ctx.replay
-        if data is None:
-            return
-        for k, v in enumerate(ctx.verifiers):
-            if v.weight == 0:
-                continue
-            got = spread_block([c.q[k] for c in data.completions])
-            if got is None:
-                continue
-            worst = data.completions[got.worst]
+        for k, got, worst in flagged_verifiers(ctx, spread_block):
             yield ctx.finding(
                 self.code,
                 k,
