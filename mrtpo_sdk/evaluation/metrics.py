@@ -54,8 +54,11 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
     bundled verifiers). When the records carry their :class:`~mrtpo_sdk.instructions.IFExample`, the instruction-level
     strict accuracy is also reported per constraint type (``inst_level_strict_acc/<instruction id>``, e.g.
     ``inst_level_strict_acc/startend:end_checker``: the share of that type's instructions followed, over the records'
-    constraints of that type), and the completions are scored in IFEval's loose mode (``*_loose_acc``) and with IFEval's
-    own verdicts (``*_acc_official``, strict and loose), the numbers comparable with published IFEval results.
+    constraints of that type) and per scope (``inst_level_strict_acc/local``: constraints a few tokens decide, such as
+    an end phrase, a title or a keyword; ``.../global``: those every token takes part in, such as no commas, lower
+    case or a word count; :attr:`~mrtpo_sdk.instructions.ConstraintType.scope`), and the completions are scored in
+    IFEval's loose mode (``*_loose_acc``) and with IFEval's own verdicts (``*_acc_official``, strict and loose), the
+    numbers comparable with published IFEval results.
     """
 
     def metrics(records: Sequence[Any]) -> dict[str, float | None]:
@@ -81,6 +84,12 @@ def ifeval_accuracy(prefix: str = "constraint_") -> Metrics:
                 value = r.rewards.get(f"{prefix}{j}")
                 if value is not None:
                     by_type.setdefault(c.id, []).append(float(value >= 1.0 - 1e-9))
+        from mrtpo_sdk.instructions import SCOPES, get_constraint
+
+        for scope in SCOPES:  # local: a few tokens decide it (end phrase, title, keyword); global: every token
+            flags = [f for type_id, fs in by_type.items() if get_constraint(type_id).scope == scope for f in fs]
+            if flags:
+                out[f"inst_level_strict_acc/{scope}"] = _mean(flags)
         for type_id in sorted(by_type):
             out[f"inst_level_strict_acc/{type_id}"] = _mean(by_type[type_id])
         for name, semantics, loose in (

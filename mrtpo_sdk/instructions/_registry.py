@@ -23,6 +23,7 @@ __all__ = [
     "UnknownConstraintError",
     "ConstraintKwargsError",
     "CONSTRAINTS",
+    "SCOPES",
     "register",
     "get_constraint",
     "constraint_ids",
@@ -122,6 +123,11 @@ class ConstraintType:
         describe_fn: ``fn(kwargs) -> str``: the constraint's sentence for the prompt.
         kwargs: kwarg name -> kind (``int``, ``relation``, ``text``, ``words``, ``letter``, ``language``).
         unseen: ``True`` for the held-out IFBench-style types (never used in training data).
+        scope: ``"local"`` when a few tokens at an identifiable place decide the constraint (an end phrase, a
+            title, a keyword, a marker, a word at a given position); ``"global"`` when every token takes part (a
+            character class, a count or length over the whole text, the case, the language). The paper's claim
+            that MRTPO's credit lands on the tokens a reward concerns bears on the local ones; evaluation reports
+            instruction-level accuracy per scope (``inst_level_strict_acc/local``, ``.../global``).
         doc: one line on what is checked (the checker's docstring).
     """
 
@@ -130,9 +136,13 @@ class ConstraintType:
     describe_fn: Callable[[Mapping[str, Any]], str]
     kwargs: Mapping[str, str] = field(default_factory=dict)
     unseen: bool = False
+    scope: str = "global"
     doc: str = ""
     extra_check: Callable[[Mapping[str, Any]], None] | None = None
 
+
+SCOPES = ("local", "global")
+"""The values of :attr:`ConstraintType.scope`."""
 
 CONSTRAINTS: dict[str, ConstraintType] = {}
 """Every registered constraint type, by id."""
@@ -144,13 +154,19 @@ def register(
     kwargs: Mapping[str, str] | None = None,
     describe: Callable[[Mapping[str, Any]], str],
     unseen: bool = False,
+    scope: str = "global",
     validate: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Callable[[Callable[[Mapping[str, Any], str], bool]], Callable[[Mapping[str, Any], str], bool]]:
     """Decorator registering ``fn(kwargs, response) -> bool`` as the checker of constraint ``id``.
 
+    ``scope``: ``"local"`` or ``"global"`` (:class:`ConstraintType`).
+
     Raises:
-        ValueError: ``id`` is registered twice or a kwarg kind is unknown.
+        ValueError: ``id`` is registered twice, a kwarg kind is unknown, or ``scope`` is neither ``"local"`` nor
+            ``"global"``.
     """
+    if scope not in SCOPES:
+        raise ValueError(f"constraint {id!r}: scope must be one of {', '.join(SCOPES)}, got {scope!r}")
 
     def wrap(fn: Callable[[Mapping[str, Any], str], bool]) -> Callable[[Mapping[str, Any], str], bool]:
         if id in CONSTRAINTS:
@@ -164,6 +180,7 @@ def register(
             describe_fn=describe,
             kwargs=dict(kwargs or {}),
             unseen=unseen,
+            scope=scope,
             doc=(fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "",
             extra_check=validate,
         )

@@ -52,6 +52,7 @@ def _and(items: list[str], conj: str = "and") -> str:
 # ============================================================================================ keywords
 @register(
     "keywords:existence",
+    scope="local",
     kwargs={"keywords": "words"},
     describe=lambda kw: (
         f"Include the keyword{'' if len(kw['keywords']) == 1 else 's'} {_and(kw['keywords'])} in the response."
@@ -64,6 +65,7 @@ def keywords_existence(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "keywords:frequency",
+    scope="local",
     kwargs={"keyword": "text", "frequency": "int", "relation": "relation"},
     describe=lambda kw: (
         f"In your response, the word {kw['keyword'].strip()} should appear {kw['relation']} {_times(kw['frequency'])}."
@@ -220,6 +222,7 @@ def count_placeholders(text: str) -> int:
 
 @register(
     "detectable_content:number_placeholders",
+    scope="local",
     kwargs={"num_placeholders": "int"},
     describe=lambda kw: (
         f"The response must contain at least {kw['num_placeholders']} placeholder"
@@ -233,6 +236,7 @@ def content_number_placeholders(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "detectable_content:postscript",
+    scope="local",
     kwargs={"postscript_marker": "text"},
     describe=lambda kw: (
         f"At the end of your response, add a postscript starting with {kw['postscript_marker'].strip()}"
@@ -312,6 +316,7 @@ def format_number_bullet_lists(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "detectable_format:constrained_response",
+    scope="local",
     describe=lambda kw: "Answer with one of the following options: " + ", ".join(CONSTRAINED_RESPONSE_OPTIONS),
 )
 def format_constrained_response(kw: Mapping[str, Any], response: str) -> bool:
@@ -326,6 +331,7 @@ _DOUBLE_HIGHLIGHT = re.compile(r"\*\*[^\n\*]*\*\*")
 
 @register(
     "detectable_format:number_highlighted_sections",
+    scope="local",
     kwargs={"num_highlights": "int"},
     describe=lambda kw: (
         f"Highlight at least {kw['num_highlights']} section{'' if kw['num_highlights'] == 1 else 's'} of your "
@@ -341,6 +347,7 @@ def format_number_highlighted_sections(kw: Mapping[str, Any], response: str) -> 
 
 @register(
     "detectable_format:multiple_sections",
+    scope="local",
     kwargs={"section_spliter": "text", "num_sections": "int"},
     describe=lambda kw: (
         f"Your response must have {kw['num_sections']} section{'' if kw['num_sections'] == 1 else 's'}. "
@@ -396,6 +403,7 @@ def has_title(text: str) -> bool:
 
 @register(
     "detectable_format:title",
+    scope="local",
     describe=lambda kw: (
         "Your answer must contain a title, wrapped in double angular brackets, such as <<poem of joy>>."
     ),
@@ -408,6 +416,7 @@ def format_title(kw: Mapping[str, Any], response: str) -> bool:
 # ============================================================================================ combination
 @register(
     "combination:two_responses",
+    scope="local",
     describe=lambda kw: (
         "Give two different responses. Responses and only responses should be separated by 6 asterisk symbols: ******."
     ),
@@ -427,6 +436,7 @@ def combination_two_responses(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "combination:repeat_prompt",
+    scope="local",
     kwargs={"prompt_to_repeat": "text"},
     describe=lambda kw: (
         "First repeat the request word for word without change, then give your answer (1. do not say any words "
@@ -442,6 +452,7 @@ def combination_repeat_prompt(kw: Mapping[str, Any], response: str) -> bool:
 # ============================================================================================ start / end
 @register(
     "startend:end_checker",
+    scope="local",
     kwargs={"end_phrase": "text"},
     describe=lambda kw: (
         f"Finish your response with this exact phrase: {kw['end_phrase'].strip()} No other words should follow it."
@@ -452,7 +463,11 @@ def startend_end_checker(kw: Mapping[str, Any], response: str) -> bool:
     return response.strip().strip('"').lower().endswith(kw["end_phrase"].strip().lower())
 
 
-@register("startend:quotation", describe=lambda kw: "Wrap your entire response with double quotation marks.")
+@register(
+    "startend:quotation",
+    scope="local",
+    describe=lambda kw: "Wrap your entire response with double quotation marks.",
+)
 def startend_quotation(kw: Mapping[str, Any], response: str) -> bool:
     """The stripped response is at least two characters, starting and ending with ``"``."""
     text = response.strip()

@@ -109,6 +109,7 @@ def _item_number(digits: str) -> int:
 
 @register(
     "format:parentheses",
+    scope="local",
     kwargs={"num_parentheses": "int"},
     describe=lambda kw: f"Include at least {_s(kw['num_parentheses'], 'remark')} in parentheses.",
     unseen=True,
@@ -125,6 +126,7 @@ def parentheses(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "words:first_word",
+    scope="local",
     kwargs={"first_word": "text"},
     describe=lambda kw: f"Start your response with the word {kw['first_word'].strip()}.",
     unseen=True,
@@ -137,6 +139,7 @@ def first_word(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "words:last_word",
+    scope="local",
     kwargs={"last_word": "text"},
     describe=lambda kw: f"The last word of your response must be {kw['last_word'].strip()}.",
     unseen=True,
@@ -162,6 +165,7 @@ def max_word_length(kw: Mapping[str, Any], response: str) -> bool:
 
 @register(
     "words:palindrome",
+    scope="local",
     kwargs={"min_length": "int"},
     describe=lambda kw: f"Include a palindrome word of at least {_s(kw['min_length'], 'letter')}, such as level.",
     unseen=True,

@@ -36,6 +36,21 @@ def test_the_25_ifeval_ids_are_the_seen_set_and_at_least_10_unseen() -> None:
     assert set(EXAMPLE_KWARGS) == set(constraint_ids())
 
 
+def test_scope_marks_the_few_token_types_local_and_the_rest_global() -> None:
+    local = {i for i in constraint_ids() if get_constraint(i).scope == "local"}
+    # decided by a few tokens at a place: a phrase, a marker, a keyword, a word at a position
+    assert {"startend:end_checker", "startend:quotation", "detectable_format:title", "keywords:existence",
+            "detectable_content:postscript", "words:last_word"} <= local  # fmt: skip
+    # decided by every token: a character class, the case, a count or length over the whole text, the language
+    assert not local & {"punctuation:no_comma", "change_case:english_lowercase", "length_constraints:number_words",
+                        "language:response_language", "format:no_digits", "count:word_count_range"}  # fmt: skip
+    assert {get_constraint(i).scope for i in constraint_ids()} == {"local", "global"}
+    from mrtpo_sdk.instructions._registry import register
+
+    with pytest.raises(ValueError, match="scope must be one of local, global, got 'few'"):
+        register("test:bad_scope", describe=lambda kw: "x", scope="few")
+
+
 def test_unknown_id_raises_clear_error_everywhere() -> None:
     for call in (
         lambda: get_constraint("keywords:existance"),

@@ -206,6 +206,8 @@ def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None
         "prompt_level_loose_acc_official": 1.0, "inst_level_loose_acc_official": 1.0,
         # per constraint type, strict with the task's rewards: the pasted prompt fails both, the reference passes both
         f"inst_level_strict_acc/{title}": 0.5, f"inst_level_strict_acc/{bullets[0]}": 0.5,
+        # per scope: the title is decided by a few tokens (local), the bullet count by the whole text (global)
+        "inst_level_strict_acc/local": 0.5, "inst_level_strict_acc/global": 0.5,
     }  # fmt: skip
     # one record that follows the title and not the bullets: the two types part ways
     titled = "<<Tea>>\nTea is hot."
@@ -213,4 +215,7 @@ def test_semantics_loose_mode_and_ifeval_accuracy_variants(task, splits) -> None
     assert rewards["constraint_1"] == 1.0 and rewards["constraint_2"] == 0.0
     per_type = {k: v for k, v in ifeval_accuracy()([EvalRecord("m", 0, titled, rewards, 1, example=ex)]).items()
                 if "/" in k}
-    assert per_type == {f"inst_level_strict_acc/{title}": 1.0, f"inst_level_strict_acc/{bullets[0]}": 0.0}
+    assert per_type == {
+        f"inst_level_strict_acc/{title}": 1.0, f"inst_level_strict_acc/{bullets[0]}": 0.0,
+        "inst_level_strict_acc/local": 1.0, "inst_level_strict_acc/global": 0.0,
+    }  # fmt: skip
