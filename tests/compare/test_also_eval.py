@@ -361,6 +361,7 @@ def test_the_matrix_scores_its_runs_after_training(tmp_path, monkeypatch, evalua
 # ------------------------------------------------------------------------------------------------ end to end
 
 
+@pytest.mark.slow
 def test_a_tiny_real_matrix_scores_its_runs_and_the_embedded_policy(tmp_path, shared_cache, capsys):
     """Two 2-step runs of the tiny embedded policy, then eval on `unseen` for real (the shared test cache)."""
     task_file = write_split_task(tmp_path)
@@ -368,12 +369,12 @@ def test_a_tiny_real_matrix_scores_its_runs_and_the_embedded_policy(tmp_path, sh
     assert main(["compare", str(task_file), "--algos", "mrtpo,grpo", "--seeds", "1", "--output_dir", str(out),
                  "--also_eval", "unseen", "--policy_preset", "tiny", "--max_steps", "2",
                  "--per_device_train_batch_size", "8", "--max_completion_length", "8"]) == 0
-    for folder in (out / "mrtpo-seed1", out / "grpo-seed1", out / "initial-seed1"):
+    for folder in (out / "mrtpo-seed1", out / "grpo-seed1", out / "initial-tiny-seed1"):  # preset tiny
         report = json.loads((folder / "eval-unseen" / "eval.json").read_text())
         assert (report["split"], report["num_examples"], report["greedy"]) == ("unseen", 2, True)
         assert report["max_completion_length"] == 8 and 0.0 <= report["metrics"]["tags"] <= 1.0
     section = json.loads((out / "compare.json").read_text())["held_out"]["unseen"]
-    initial = json.loads((out / "initial-seed1" / "eval-unseen" / "eval.json").read_text())["metrics"]["tags"]
+    initial = json.loads((out / "initial-tiny-seed1" / "eval-unseen" / "eval.json").read_text())["metrics"]["tags"]
     assert section["algos"]["grpo"]["initial"]["tags"]["values"] == {"seed1": initial}
     assert section["initial_policies"][0]["policy"].startswith("embedded bootstrap policy (tiny, seed 1)")
     capsys.readouterr()
