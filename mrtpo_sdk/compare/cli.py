@@ -24,7 +24,17 @@ from ..task_help import HELP_FLAGS, print_task_options_of, wants_help
 
 __all__ = ["compare_command", "compare_parser", "is_task_spec", "split_argv", "valid_algorithms"]
 
-_OWN_OPTIONS = ("--algos", "--seeds", "--output_dir", "--threshold", "--smooth", "--overwrite_report")
+_OWN_OPTIONS = (
+    "--algos",
+    "--seeds",
+    "--output_dir",
+    "--threshold",
+    "--smooth",
+    "--overwrite_report",
+    "--also_eval",
+    "--also_eval_batch_size",
+    "--also_eval_max_examples",
+)
 _DEFAULT_SEEDS = "1,2,3"
 
 
@@ -84,7 +94,47 @@ def compare_parser() -> ArgumentParser:
         help="replace a compare.json/compare.md in the report folder that compares other runs (default: refuse; a "
         "comparison of the same runs is always rewritten). Train's --overwrite_output_dir replaces runs, not this",
     )
+    p.add_argument(
+        "--also_eval",
+        metavar="SPLIT[,SPLIT]",
+        help="also score every run's final policy and the runs' initial policy (once per distinct one) greedily on "
+        "these held-out splits (e.g. unseen) with `mrtpo-sdk eval`, into RUN_DIR/eval-<split>/eval.json and "
+        "OUTPUT_DIR/initial-<policy>/eval-<split>/eval.json (a finished one with the same settings is reused), and "
+        "report them over seeds like the dev metrics",
+    )
+    p.add_argument(
+        "--also_eval_batch_size",
+        type=int,
+        metavar="N",
+        help="with --also_eval: eval's --batch_size for every evaluation (default: eval's, the run's own "
+        "per_device_eval_batch_size)",
+    )
+    p.add_argument(
+        "--also_eval_max_examples",
+        type=int,
+        metavar="N",
+        help="with --also_eval: score only the first N examples of each split (default: all)",
+    )
     return p
+
+
+def _also_eval_args(args) -> list[str]:
+    """The ``--also_eval`` splits (``[]`` without it), its two companion flags checked.
+
+    Raises:
+        MRTPOError: a malformed list, a count below 1, or a companion flag without ``--also_eval``.
+    """
+    from .also_eval import parse_splits
+
+    for flag in ("also_eval_batch_size", "also_eval_max_examples"):
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if args.also_eval is None:
+            raise MRTPOError(f"--{flag} applies only with --also_eval SPLIT")
+        if value < 1:
+            raise MRTPOError(f"--{flag} must be >= 1, got {value}")
+    return parse_splits(args.also_eval) if args.also_eval is not None else []
 
 
 def _bool(value: str, flag: str) -> bool:
@@ -201,6 +251,7 @@ def compare_command(argv: Sequence[str]) -> int:
     if args.smooth < 1:
         raise MRTPOError(f"--smooth must be a positive number of logged steps, got {args.smooth}")
     args.overwrite_report = _bool(args.overwrite_report, "--overwrite_report")
+    args.also_eval = _also_eval_args(args)
     tasks = [a for a in args.inputs if is_task_spec(a)]
     if tasks:
         if len(args.inputs) > 1:
@@ -212,8 +263,8 @@ def compare_command(argv: Sequence[str]) -> int:
     if train_flags:
         hint = did_you_mean(train_flags[0].split("=", 1)[0].replace("-", "_").replace("__", "--", 1), _OWN_OPTIONS)
         raise MRTPOError(
-            f"unknown option {train_flags[0]}{hint} (options other than --output_dir, --threshold, --smooth and "
-            f"--overwrite_report are train flags and apply only with a TASK_FILE)"
+            f"unknown option {train_flags[0]}{hint} (options other than --output_dir, --threshold, --smooth, "
+            f"--overwrite_report and --also_eval* are train flags and apply only with a TASK_FILE)"
         )
     if args.algos is not None or args.seeds is not None:
         flag = "--algos" if args.algos is not None else "--seeds"
@@ -301,11 +352,42 @@ def _threshold_note(runs, threshold: float) -> str | None:
     )
 
 
-def _report(runs, args, output_dir: Path) -> int:
+def _held_out(runs, args, output_dir: Path, task_spec: str | None = None, task=None) -> dict | None:
+    """``--also_eval``: check the splits, compute or reuse every evaluation, and return compare.json's
+    ``held_out`` (``None`` without the flag)."""
+    if not args.also_eval:
+        return None
+    from .also_eval import check_splits, held_out_report, plan_evals, run_evals, run_task_setting, task_spec_of
+
+    if task is None:
+        from ..loader import load_task
+
+        task_spec = task_spec_of(runs)
+        options, data = run_task_setting(runs[0])
+        try:
+            task = load_task(task_spec)
+            task = task.with_options({k: v for k, v in options.items() if k in task.options}) if options else task
+        except MRTPOError as exc:
+            raise MRTPOError(f"--also_eval: {exc}") from None
+        check_splits(task, args.also_eval, data)
+    jobs = plan_evals(runs, args.also_eval, output_dir, task=task, task_spec=task_spec,
+                      batch_size=args.also_eval_batch_size, max_examples=args.also_eval_max_examples)
+    print(f"also_eval: {', '.join(args.also_eval)}: {_n(len(jobs), 'evaluation')} (greedy"
+          + (f", batch size {args.also_eval_batch_size}" if args.also_eval_batch_size else "")
+          + (f", first {args.also_eval_max_examples} examples" if args.also_eval_max_examples else "") + ")",
+          flush=True)
+    results = run_evals(jobs)
+    return held_out_report(runs, jobs, results, batch_size=args.also_eval_batch_size,
+                           max_examples=args.also_eval_max_examples)
+
+
+def _report(runs, args, output_dir: Path, held_out: dict | None = None) -> int:
     from .report import print_table, write_report
     from .stats import compare_runs
 
     report = compare_runs(runs, threshold=args.threshold, smooth=args.smooth)
+    if held_out is not None:
+        report["held_out"] = held_out
     paths = write_report(report, runs, output_dir)
     print_table(report, paths)
     note = _threshold_note(runs, args.threshold)
@@ -318,7 +400,7 @@ def _compare_dirs(run_dirs: list[Path], args) -> int:
     runs = _load_runs(run_dirs)
     output_dir = Path(args.output_dir) if args.output_dir else default_report_dir(run_dirs)
     check_report_target(output_dir, run_dirs, overwrite=args.overwrite_report)
-    return _report(runs, args, output_dir)
+    return _report(runs, args, output_dir, _held_out(runs, args, output_dir))
 
 
 def _n(count: int, noun: str) -> str:
@@ -340,10 +422,16 @@ def _compare_task(spec: str, args, train_flags: list[str]) -> int:
     # before any training: the matrix's report would replace one of other runs (e.g. more seeds)
     cell_dirs = [output_dir / f"{algo}-seed{seed}" for seed in seeds for algo in algos]  # as matrix.plan_matrix
     check_report_target(output_dir, cell_dirs, overwrite=args.overwrite_report)
+    if args.also_eval:  # an unknown split: one line before any training
+        from .also_eval import check_splits
+        from ..trainer.arguments import train_setting
+
+        check_splits(task, args.also_eval, train_setting(list(train_flags), "data"))
     print(
         f"compare: {task.name}, {_n(len(algos), 'algo')} x {_n(len(seeds), 'seed')} = "
         f"{_n(len(algos) * len(seeds), 'run')} in {output_dir}",
         flush=True,
     )
     cells = run_matrix(spec, task.name, algos, seeds, output_dir, train_flags)
-    return _report(_load_runs([c.path for c in cells]), args, output_dir)
+    runs = _load_runs([c.path for c in cells])
+    return _report(runs, args, output_dir, _held_out(runs, args, output_dir, spec, task))

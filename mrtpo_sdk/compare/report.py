@@ -14,6 +14,7 @@ from .stats import T_975, TIME_PARTS, Run, curve
 __all__ = [
     "format_steps",
     "format_summary",
+    "held_out_markdown",
     "interval_note",
     "plot_comparison",
     "print_table",
@@ -140,6 +141,9 @@ def render_markdown(report: dict[str, Any]) -> str:
                 rows.append([a, name, format_summary(s["dev_initial"][k]), format_summary(s["dev_final"][k])])
         out += _table(["algo", "metric", "before training", "final"], rows)
 
+    for split, section in (report.get("held_out") or {}).items():
+        out += ["", *held_out_markdown(split, section)]
+
     out += ["", "## Length and time per step", ""]
     base = report.get("baseline")
     out += [
@@ -181,6 +185,50 @@ def render_markdown(report: dict[str, Any]) -> str:
         for r in report["runs"]
     ])
     return "\n".join(out) + "\n"
+
+
+def held_out_markdown(split: str, section: dict[str, Any]) -> list[str]:
+    """The lines of compare.md's "Held-out split `<split>`" section (``--also_eval``): how it was scored, then per
+    algo and metric the initial policy's value and the final value over seeds, then MRTPO's paired outcomes. The
+    per-type rows (metric names with a ``/``) are shown when there are at most 40 of them (compare.json has all)."""
+    from .also_eval import MAX_PER_TYPE_ROWS
+
+    settings = section["settings"]
+    sizes = "/".join(str(n) for n in settings["num_examples"]) or "?"
+    batches = "/".join(str(n) for n in settings["batch_size"]) or "eval's default"
+    lengths = "/".join(str(n) for n in settings["max_completion_length"]) or "?"
+    how = (
+        f"Scored with `mrtpo-sdk eval --split {split}`: {'greedy' if settings['greedy'] else 'sampled'}, "
+        f"{sizes} examples"
+        + (f" (--also_eval_max_examples {settings['max_examples_flag']})" if settings["max_examples_flag"] else "")
+        + f", batch size {batches}"
+        + (" (--also_eval_batch_size)" if settings["batch_size_flag"] else "")
+        + f", at most {lengths} new tokens; the same for every run and the initial policy"
+        + (" (" + ", ".join(f"`{p['label']}`" for p in section["initial_policies"]) + ")"
+           if section["initial_policies"] else "")
+        + ". *initial*: the policy the runs started from; *final*: each run's saved policy."
+    )
+    lines = [f"## Held-out split `{split}`", "", how, ""]
+    shown = [k for k in section["compared"] if "/" not in k]
+    per_type = [k for k in section["compared"] if "/" in k]
+    if len(per_type) <= MAX_PER_TYPE_ROWS:
+        shown += per_type
+    rows = []
+    for a, s in section["algos"].items():
+        for k in shown:
+            name = k + (" (headline)" if k in section["headlines"] else "")
+            rows.append([a, name, format_summary(s["initial"][k]), format_summary(s["final"][k])])
+    lines += _table(["algo", "metric", "initial", "final"], rows)
+    if len(per_type) > MAX_PER_TYPE_ROWS:
+        lines += ["", f"{len(per_type)} per-type metrics (e.g. `{per_type[0]}`) are in compare.json "
+                      f"(`held_out.{split}.algos.<algo>.final`)."]
+    paired = [p for p in section["paired"] if p["metric"].split("/", 2)[2] in shown]
+    if paired:
+        lines += ["", "Paired by seed (final, higher wins):", ""]
+        for p in paired:
+            per_seed = ", ".join(f"seed {s}: {o}" for s, o in p["seeds"].items())
+            lines.append(f"- {p['metric'].split('/', 2)[2]}: {p['summary']} ({per_seed})")
+    return lines
 
 
 def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> Path:
@@ -285,6 +333,18 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
         console.print(f"{p['metric']}: {p['summary']}", highlight=False)
     if shown < len(report["paired"]):
         console.print(f"(+{len(report['paired']) - shown} per-category paired results in compare.md)", highlight=False)
+    for split, section in (report.get("held_out") or {}).items():
+        key = (section["headlines"] or section["compared"] or [None])[0]
+        if key is None:
+            continue
+        values = "; ".join(
+            f"{a} {format_summary(s['final'][key])} (initial {format_summary(s['initial'][key])})"
+            for a, s in section["algos"].items()
+        )
+        console.print(f"{split} {key}: {values}", highlight=False, soft_wrap=True)
+        for p in section["paired"]:
+            if p["metric"] == f"held_out/{split}/{key}":
+                console.print(f"{p['metric']}: {p['summary']}", highlight=False)
     for run in report["runs"]:
         if run["finished"] is False:
             console.print(f"note: {run['path']} is unfinished (last step {run['last_step']})", highlight=False)
