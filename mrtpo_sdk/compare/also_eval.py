@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import MRTPOError
-from .stats import Run, _is_number, _paired_entry, paired_outcome, summarize, unit_range
+from .stats import Run, _is_number, _paired_entry, mrtpo_pairs, paired_outcome, summarize, unit_range
 
 __all__ = [
     "SETTINGS_FILE",
@@ -434,23 +434,17 @@ def held_out_report(
                           for k in metrics},
             }
         paired = []
-        if "mrtpo" in algos:
-            mine = {r.seed: r for r in algos["mrtpo"] if r.seed is not None}
-            for other, group in algos.items():
-                if other == "mrtpo":
-                    continue
-                theirs = {r.seed: r for r in group if r.seed is not None}
-                seeds = sorted(set(mine) & set(theirs))
-                for k in compared if seeds else ():
-                    a = per_algo["mrtpo"]["final"][k]["values"]
-                    b = per_algo[other]["final"][k]["values"]
-                    outcomes = {
-                        str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False)
-                        for s in seeds
-                    }
-                    outcomes = {s: o for s, o in outcomes.items() if o is not None}
-                    if outcomes:
-                        paired.append(_paired_entry(other, f"held_out/{split}/{k}", outcomes))
+        for other, mine, theirs, seeds in mrtpo_pairs(algos):
+            for k in compared:
+                a = per_algo["mrtpo"]["final"][k]["values"]
+                b = per_algo[other]["final"][k]["values"]
+                outcomes = {
+                    str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False)
+                    for s in seeds
+                }
+                outcomes = {s: o for s, o in outcomes.items() if o is not None}
+                if outcomes:
+                    paired.append(_paired_entry(other, f"held_out/{split}/{k}", outcomes))
         sizes = sorted({rep.get("num_examples") for rep in reports if isinstance(rep.get("num_examples"), int)})
         batches = sorted({rep.get("batch_size") for rep in reports if isinstance(rep.get("batch_size"), int)})
         lengths = sorted({rep.get("max_completion_length") for rep in reports

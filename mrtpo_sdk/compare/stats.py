@@ -20,7 +20,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .. import jsonl
 from ..errors import MRTPOError
@@ -382,6 +382,23 @@ def _ordered_union(lists: Iterable[Iterable[str]]) -> list[str]:
 NOT_DEV_METRICS = ("eval/seconds", "eval/completion_length")
 
 
+def mrtpo_pairs(
+    algos: dict[str, Sequence[Run]],
+) -> Iterator[tuple[str, dict[int, Run], dict[int, Run], list[int]]]:
+    """MRTPO against each other algo, paired by seed: ``(other, mrtpo's runs by seed, other's runs by seed, the
+    seeds both have)`` for every other algo that shares a seed with MRTPO (nothing without MRTPO runs)."""
+    if "mrtpo" not in algos:
+        return
+    mine = {run.seed: run for run in algos["mrtpo"] if run.seed is not None}
+    for other, group in algos.items():
+        if other == "mrtpo":
+            continue
+        theirs = {run.seed: run for run in group if run.seed is not None}
+        seeds = sorted(set(mine) & set(theirs))
+        if seeds:
+            yield other, mine, theirs, seeds
+
+
 def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3) -> dict[str, Any]:
     """The whole comparison as a JSON-able dict (what ``compare.json`` holds; see ``docs/compare.md``).
 
@@ -479,31 +496,23 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         stats["step_time_vs_baseline"] = ours["total"] / base_total if base_total else None
 
     paired = []
-    if "mrtpo" in algos:
-        mine = {run.seed: run for run in algos["mrtpo"] if run.seed is not None}
-        for other, group in algos.items():
-            if other == "mrtpo":
-                continue
-            theirs = {run.seed: run for run in group if run.seed is not None}
-            seeds = sorted(set(mine) & set(theirs))
-            if not seeds:
-                continue
-            for r in rewards:
-                a = per_algo["mrtpo"]["steps_to_threshold"][r]["values"]
-                b = per_algo[other]["steps_to_threshold"][r]["values"]
-                outcomes = {
-                    str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=True) for s in seeds
-                }
-                paired.append(_paired_entry(other, f"steps_to_threshold/{r}", outcomes))
-            for k in dev_keys:
-                a = per_algo["mrtpo"]["dev_final"][k]["values"]
-                b = per_algo[other]["dev_final"][k]["values"]
-                outcomes = {
-                    str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False) for s in seeds
-                }
-                outcomes = {s: o for s, o in outcomes.items() if o is not None}
-                if outcomes:
-                    paired.append(_paired_entry(other, f"dev/{k.removeprefix('eval/')}", outcomes))
+    for other, mine, theirs, seeds in mrtpo_pairs(algos):
+        for r in rewards:
+            a = per_algo["mrtpo"]["steps_to_threshold"][r]["values"]
+            b = per_algo[other]["steps_to_threshold"][r]["values"]
+            outcomes = {
+                str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=True) for s in seeds
+            }
+            paired.append(_paired_entry(other, f"steps_to_threshold/{r}", outcomes))
+        for k in dev_keys:
+            a = per_algo["mrtpo"]["dev_final"][k]["values"]
+            b = per_algo[other]["dev_final"][k]["values"]
+            outcomes = {
+                str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False) for s in seeds
+            }
+            outcomes = {s: o for s, o in outcomes.items() if o is not None}
+            if outcomes:
+                paired.append(_paired_entry(other, f"dev/{k.removeprefix('eval/')}", outcomes))
 
     return {
         "task": tasks[0] if tasks else None,
