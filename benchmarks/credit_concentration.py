@@ -44,6 +44,9 @@ def _args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", default="instruction_following", help="a bundled task name or a task file")
     p.add_argument("--model", default=None, help="anything --model takes (default: the embedded policy)")
+    p.add_argument("--label", default=None,
+                   help="the policy's name in the JSON and the figure (default: --model as given, e.g. smollm2; "
+                        "name a warm-started folder, e.g. smollm2+warm40)")
     p.add_argument("--split", default="train")
     p.add_argument("--examples", type=int, default=16, help="examples (a seeded choice)")
     p.add_argument("--samples", type=int, default=2, help="sampled completions per example (T=1)")
@@ -163,14 +166,14 @@ def main(argv=None) -> int:
 
         model, tokenizer, path = task_policy(task, task.load_examples("train"), seed=42,
                                              log=lambda m: print(m, file=sys.stderr))
-        label = f"embedded policy ({path.name})"
+        label = a.label or f"embedded policy ({path.name})"
         autocast = None
     else:
         from mrtpo_sdk.policy.presets import model_machine_defaults
         from mrtpo_sdk.policy.pretrained import load_pretrained
 
         model, tokenizer, path = load_pretrained(a.model)
-        label = a.model
+        label = a.label or a.model
         autocast = torch.bfloat16 if model_machine_defaults().get("bf16") else None
     start = time.perf_counter()
     prompt_ids = encode_prompts(tokenizer, [task.rollout_prompt(ex) for ex in examples])

@@ -7,7 +7,7 @@ examples and the task's ``warm_start_examples`` extras (:func:`mrtpo_sdk.policy.
 The result is cached under the cache root (``policies/warm-<task>-<model>-...``), keyed by the base model's weights,
 the pairs, the steps, the learning rate and the seed, so every algorithm of a seed starts from the same policy and a
 second run loads it in seconds. ``warm_start.json`` in the folder records what was done (base, steps, learning rate,
-seed, pairs, first and last training loss).
+seed, pairs, first and last training loss, wall-clock seconds of the warm start).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,7 @@ def warm_started_model(
     from .default import DefaultPolicyConfig, warm_start
     from .pretrained import load_tokenizer, quiet_loading
 
+    started = time.perf_counter()
     with quiet_loading():
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
         tokenizer = load_tokenizer(folder)
@@ -148,6 +150,7 @@ def warm_started_model(
             "pairs": len(pairs),
             "first_loss": losses[0] if losses else None,
             "last_loss": losses[-1] if losses else None,
+            "seconds": round(time.perf_counter() - started, 1),
         }
         (tmp / WARM_START_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         if target.exists():

@@ -36,6 +36,7 @@ def test_warm_start_lowers_the_reference_loss_and_is_cached(cache, local_model, 
     folder = warm_started_model(task, examples, local_model, steps=6, learning_rate=1e-2, seed=1, log=lines.append)
     info = json.loads((folder / WARM_START_FILE).read_text())
     assert info["steps"] == 6 and info["pairs"] == len(examples) and info["base"] == str(local_model)
+    assert isinstance(info["seconds"], float) and info["seconds"] > 0  # the warm start's wall-clock cost
     _, pairs = policy_corpus(task, examples)
     base, tok, _ = load_pretrained(str(local_model))
     warm, _, _ = load_pretrained(str(folder))
