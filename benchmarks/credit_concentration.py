@@ -81,38 +81,39 @@ def figure(paths: list[str], out: str) -> None:
         raise SystemExit("error: --figure needs the JSON files written by --json")
     data = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
     tasks = sorted({d["task"] for d in data})
-    policies = sorted({"embedded" if d["policy"].startswith("embedded") else d["policy"] for d in data})
+    name = lambda d: "embedded" if d["policy"].startswith("embedded") else d["policy"]  # noqa: E731
+    policies = sorted({name(d) for d in data})
+    colour = {pol: f"C{j}" for j, pol in enumerate(policies)}
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
-    width = 0.8 / max(1, len(policies))
-    for j, pol in enumerate(policies):
-        vals = []
-        for t in tasks:
-            d = next((d for d in data if d["task"] == t and
-                      ("embedded" if d["policy"].startswith("embedded") else d["policy"]) == pol), None)
-            vals.append(d["summary"]["(all)"]["share80_median"] if d else float("nan"))
-        ax.bar([i + j * width for i in range(len(tasks))], vals, width, label=pol)
-    for i, t in enumerate(tasks):
+    width = 0.8 / max(1, max(sum(d["task"] == t for d in data) for t in tasks))
+    for i, t in enumerate(tasks):  # each task's bars side by side, only the policies measured on it
+        here = sorted((d for d in data if d["task"] == t), key=lambda d: policies.index(name(d)))
+        left = i - width * (len(here) - 1) / 2
+        for j, d in enumerate(here):
+            ax.bar(left + j * width, d["summary"]["(all)"]["share80_median"], width, color=colour[name(d)],
+                   label=name(d))
         if t in PAPER_SHARE80:
             lo, hi = PAPER_SHARE80[t]
-            ax.plot([i - width / 2, i + (len(policies) - 0.5) * width], [(lo + hi) / 2] * 2, "k--", lw=1.5,
+            ax.plot([left - width / 2, left + (len(here) - 0.5) * width], [(lo + hi) / 2] * 2, "k--", lw=1.5,
                     label="paper")
     ax.axhline(0.8, color="grey", lw=1, ls=":", label="uniform credit")
-    ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(tasks))], tasks)
+    ax.set_xticks(range(len(tasks)), tasks)
     ax.set_ylabel("share of tokens holding 80 % of the distance")
     ax.set_ylim(0, 1)
     handles, labels = ax.get_legend_handles_labels()
     uniq = dict(zip(labels, handles))
     ax.legend(uniq.values(), uniq.keys(), fontsize=8)
     ax.set_title("all rewards, sampled completions (lower: more concentrated)", fontsize=9)
-    ends = []  # every end-phrase pair of every task, per policy (the mean over the pairs)
+    ends = {}  # every end-phrase pair of every task, per policy that has one (the mean over the pairs)
     for pol in policies:
-        tops = [r["top4"] for d in data if ("embedded" if d["policy"].startswith("embedded") else d["policy"]) == pol
+        tops = [r["top4"] for d in data if name(d) == pol
                 for r in d["rows"] if r["label"] == "startend:end_checker" and r["top4"] is not None]
-        ends.append(statistics.mean(tops) if tops else float("nan"))
-    bx.bar(range(len(policies)), ends, color=[f"C{j}" for j in range(len(policies))])
+        if tops:
+            ends[pol] = statistics.mean(tops)
+    bx.bar(range(len(ends)), list(ends.values()), color=[colour[pol] for pol in ends])
     bx.axhline(PAPER_END_TOP4, color="k", ls="--", lw=1.5, label="paper")
     bx.axhline(0.04, color="grey", ls=":", lw=1, label="uniform credit")
-    bx.set_xticks(range(len(policies)), policies)
+    bx.set_xticks(range(len(ends)), list(ends), rotation=20, ha="right", fontsize=8)
     bx.set_ylim(0, 1)
     bx.set_ylabel("share of the distance on the top 4 % of tokens")
     bx.set_title("end-phrase constraints (all tasks)", fontsize=9)
