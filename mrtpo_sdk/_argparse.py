@@ -28,6 +28,7 @@ from .errors import MRTPOError
 
 __all__ = [
     "ArgumentParser",
+    "task_and_flags",
     "UsageError",
     "add_data_flags",
     "canonical_spelling",
@@ -145,3 +146,16 @@ def add_data_flags(p: argparse.ArgumentParser, *, split_default: str | None, spl
     p.add_argument(
         "-T", "--task_option", action="append", default=None, metavar="KEY=VALUE", help=TASK_OPTION_HELP
     )
+
+
+def task_and_flags(rest: list[str]) -> tuple[str | None, list[str], bool]:
+    """``(TASK_FILE or None, the other arguments, whether -h/--help was given)``. The task is the first argument
+    that is neither a flag nor a flag's value (``mrtpo-sdk train TASK [flags]``, or ``train --algo gdpo TASK``)."""
+    wants_help = any(a in ("-h", "--help") for a in rest)
+    rest = [a for a in rest if a not in ("-h", "--help")]
+    words = [i for i, a in enumerate(rest) if not a.startswith("-")]
+    free = [i for i in words if i == 0 or not (rest[i - 1].startswith("--") and "=" not in rest[i - 1])]
+    at = (free or [i for i in words if not rest[i].replace(".", "", 1).isdigit()] or [None])[0]  # 3 is a value
+    if at is None:
+        return None, rest, wants_help
+    return rest[at], rest[:at] + rest[at + 1 :], wants_help

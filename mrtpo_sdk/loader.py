@@ -22,6 +22,7 @@ from .task import Task
 
 __all__ = [
     "load_task",
+    "check_task_file",
     "find_tasks",
     "import_task_module",
     "resolve_task_path",
@@ -99,14 +100,7 @@ def find_tasks(path: str | Path) -> dict[str, Task]:
     Raises:
         TaskLoadError: the file is missing, not a ``.py`` file, or fails to import.
     """
-    path = resolve_task_path(path)
-    if not path.exists():
-        raise TaskLoadError(f"{path}: no such file; pass a task file such as tasks/sql.py, or a bundled task name "
-                            f"({', '.join(BUNDLED_TASKS)})")
-    if path.is_dir():
-        raise TaskLoadError(f"{path}: is a folder; pass one task file such as {path}/sql.py")
-    if path.suffix != ".py":
-        raise TaskLoadError(f"{path}: a task file is a Python file ending in .py")
+    path = _task_file(path)
     module = import_task_module(path)
     found: dict[str, Task] = {}
     seen: set[int] = set()
@@ -115,6 +109,37 @@ def find_tasks(path: str | Path) -> dict[str, Task]:
             found[var] = value
             seen.add(id(value))
     return found
+
+
+def _task_file(path: str | Path) -> Path:
+    """``path`` resolved (:func:`resolve_task_path`), or ``TaskLoadError`` when it is missing, a folder or not ``.py``."""
+    path = resolve_task_path(path)
+    if not path.exists():
+        raise TaskLoadError(f"{path}: no such file; pass a task file such as tasks/sql.py, or a bundled task name "
+                            f"({', '.join(BUNDLED_TASKS)})")
+    if path.is_dir():
+        raise TaskLoadError(f"{path}: is a folder; pass one task file such as {path}/sql.py")
+    if path.suffix != ".py":
+        raise TaskLoadError(f"{path}: a task file is a Python file ending in .py")
+    return path
+
+
+def check_task_file(spec: str | Path) -> None:
+    """Fail fast on a task spec that cannot load, without importing it: the checks of :func:`find_tasks` on the
+    path and a compile of the source. Commands call it before their heavy imports (torch, transformers), so a typo
+    is reported in well under a second; :func:`load_task` still reports everything else (import errors, no task).
+
+    Raises:
+        TaskLoadError: the same one-line messages :func:`load_task` gives for a missing file, a folder, a file not
+            ending in ``.py`` or a syntax error (``FILE:LINE:COL: syntax error: ...``).
+    """
+    path = _task_file(split_task_spec(str(spec))[0])
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise TaskLoadError(f"{exc.filename or path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}") from exc
+    except ValueError as exc:  # NUL bytes in the source
+        raise TaskLoadError(f"{path}: cannot be compiled: {exc}") from exc
 
 
 def load_task(spec: str | Path, options: Mapping[str, Any] | None = None) -> Task:

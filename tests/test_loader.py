@@ -1,10 +1,13 @@
 """Loading a task from a file path, `file.py@name`, and the one-line errors."""
 
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from mrtpo_sdk import Task, TaskLoadError, load_task
+from mrtpo_sdk.loader import check_task_file
 
 TASK_SRC = """
 from mrtpo_sdk import Result, Task, verifier
@@ -105,3 +108,28 @@ def test_task_file_can_import_its_neighbours(tmp_path):
         TASK_SRC.format(name="task", tname="uses").replace("from mrtpo_sdk", "from helpers_mod import WORD\nfrom mrtpo_sdk"),
     )
     assert load_task(p).name == "uses"
+
+
+def test_check_task_file_reports_what_load_task_reports_without_running_the_file(tmp_path):
+    broken = write(tmp_path, "broken.py", "x = 1\ndef f(:\n")
+    with pytest.raises(TaskLoadError) as checked:
+        check_task_file(broken)
+    with pytest.raises(TaskLoadError) as loaded:
+        load_task(broken)
+    assert str(checked.value) == str(loaded.value) and f"{broken}:2:" in str(checked.value)
+    with pytest.raises(TaskLoadError, match="no such file"):
+        check_task_file(tmp_path / "missing.py@task")
+    marker = tmp_path / "ran"
+    side_effect = write(tmp_path, "effect.py", f"open({str(marker)!r}, 'w').close()\nraise RuntimeError('x')\n")
+    check_task_file(side_effect)  # compiles, never executes: import errors are load_task's to report
+    assert not marker.exists()
+
+
+def test_train_reports_a_broken_task_file_before_importing_torch(tmp_path):
+    broken = write(tmp_path, "broken.py", "x = 1\ndef f(:\n")
+    code = ("import sys; from mrtpo_sdk.cli import main; "
+            f"rc = main(['train', '--algo', 'gdpo', {str(broken)!r}]); print(rc, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["2", "False"]
+    assert out.stderr.startswith(f"error: {broken}:2:") and "syntax error" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1  # one line, no traceback

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._argparse import task_and_flags
 from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
 from .runs import jsonable
@@ -220,19 +221,6 @@ def task_presets(task: Any) -> dict[str, Any]:
     """The training defaults a task file sets (``Task(max_completion_length=N)``): they replace the presets'; a flag
     or a ``--config`` key still wins."""
     return {} if task.max_completion_length is None else {"max_completion_length": task.max_completion_length}
-
-
-def task_and_flags(rest: list[str]) -> tuple[str | None, list[str], bool]:
-    """``(TASK_FILE or None, the other arguments, whether -h/--help was given)``. The task is the first argument
-    that is neither a flag nor a flag's value (``mrtpo-sdk train TASK [flags]``, or ``train --algo gdpo TASK``)."""
-    wants_help = any(a in ("-h", "--help") for a in rest)
-    rest = [a for a in rest if a not in ("-h", "--help")]
-    words = [i for i, a in enumerate(rest) if not a.startswith("-")]
-    free = [i for i in words if i == 0 or not (rest[i - 1].startswith("--") and "=" not in rest[i - 1])]
-    at = (free or [i for i in words if not rest[i].replace(".", "", 1).isdigit()] or [None])[0]  # 3 is a value
-    if at is None:
-        return None, rest, wants_help
-    return rest[at], rest[:at] + rest[at + 1 :], wants_help
 
 
 def snake_case_flags(rest: list[str], parser) -> list[str]:
