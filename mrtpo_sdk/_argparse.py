@@ -1,5 +1,7 @@
 """The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.trainer.arguments`).
 
+``train`` takes :func:`task_and_flags` from here: the dispatcher finds the task file with it before torch imports.
+
 A mistake on the command line is one line, as ``train`` prints it, never argparse's usage block:
 
 * an unknown option: ``unknown option: --limt (did you mean --limit?) (all options: mrtpo-sdk check --help)``;

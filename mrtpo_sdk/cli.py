@@ -83,12 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     command, rest = argv[0], argv[1:]
     try:
         if command == "train":  # looked up at call time: tests replace trainer.cli.train_command
-            from ._argparse import task_and_flags
-            from .loader import check_task_file
-
-            task_file = task_and_flags(rest)[0]
-            if task_file is not None:  # a missing file or a syntax error in a second, before torch and TRL import
-                check_task_file(task_file)
             from .trainer import cli as trainer_cli
 
             return trainer_cli.train_command(rest)

@@ -50,6 +50,12 @@ def train_command(rest: list[str]) -> int:
     the presets depend on what the user gave (:func:`given_settings`): ``--model`` (the embedded policy's or a
     model's), the task (its own defaults, a held-out evaluation), ``--algo`` (the output folder). A flag's dashed
     spelling (``--max-steps``) acts as its snake_case name (``--max_steps``), with a deprecation note."""
+    from .._argparse import task_and_flags
+    from ..loader import check_task_file
+
+    early_task = task_and_flags(rest)[0]
+    if early_task is not None:  # a missing file or a syntax error: one line in a second, before torch and TRL
+        check_task_file(early_task)
     from . import ALGORITHMS, MRTPOConfig  # heavy imports only for train
 
     hf_parser = train_parser(MRTPOConfig)
