@@ -67,7 +67,7 @@ def import_task_module(path: Path):
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(mod_name, None)
-        raise TaskLoadError(f"{exc.filename or path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}") from exc
+        raise _syntax_error(exc, path) from exc
     except Exception as exc:
         sys.modules.pop(mod_name, None)
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == path.resolve()]
@@ -111,6 +111,11 @@ def find_tasks(path: str | Path) -> dict[str, Task]:
     return found
 
 
+def _syntax_error(exc: SyntaxError, path: Path) -> TaskLoadError:
+    """The one-line ``FILE:LINE:COL: syntax error: ...`` of a task file that does not parse."""
+    return TaskLoadError(f"{exc.filename or path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}")
+
+
 def _task_file(path: str | Path) -> Path:
     """``path`` resolved (:func:`resolve_task_path`), or ``TaskLoadError`` when it is missing, a folder or not ``.py``."""
     path = resolve_task_path(path)
@@ -137,7 +142,7 @@ def check_task_file(spec: str | Path) -> None:
     try:
         compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise TaskLoadError(f"{exc.filename or path}:{exc.lineno}:{exc.offset or 0}: syntax error: {exc.msg}") from exc
+        raise _syntax_error(exc, path) from exc
     except ValueError as exc:  # NUL bytes in the source
         raise TaskLoadError(f"{path}: cannot be compiled: {exc}") from exc
 
