@@ -394,7 +394,9 @@ def held_out_report(
 ) -> dict[str, Any]:
     """``compare.json``'s ``held_out``: per split, per algo, per eval metric, the initial value and the final
     value over seeds (:func:`~mrtpo_sdk.compare.stats.summarize`, the interval clipped to [0, 1] when every value
-    lies there), and MRTPO's paired per-seed outcome against each other algo (higher is better).
+    lies there), and MRTPO's paired per-seed outcome against each other algo (higher is better). An initial
+    policy's score counts once per algo, however many of its runs started from it (keyed by the first such run's
+    label): one score of one policy has no spread, so it shows as the value alone, not as ``[x, x]``.
 
     Returns:
         ``{split: {"metrics", "headlines", "compared", "settings", "initial_policies", "algos", "paired"}}``.
@@ -407,14 +409,17 @@ def held_out_report(
     out: dict[str, Any] = {}
     for split in dict.fromkeys(job.split for job in jobs):
         final: dict[str, dict[str, Any]] = {}  # run path -> metrics
-        initial: dict[str, dict[str, Any]] = {}
+        initial: dict[str, tuple[str, dict[str, Any]]] = {}  # run path -> (its initial policy's eval, metrics)
         initials = []
         reports = []
         for job in (j for j in jobs if j.split == split):
             rep = results[(split, str(job.folder))]
             reports.append(rep)
             for run in job.runs:
-                (final if job.kind == "final" else initial)[str(run.path)] = rep["metrics"]
+                if job.kind == "final":
+                    final[str(run.path)] = rep["metrics"]
+                else:
+                    initial[str(run.path)] = (str(job.eval_json), rep["metrics"])
             if job.kind == "initial":
                 initials.append({"label": job.label.removeprefix("initial "), "eval_json": str(job.eval_json),
                                  "policy": rep.get("policy"), "runs": [str(r.path) for r in job.runs]})
@@ -422,13 +427,18 @@ def held_out_report(
         compared = [k for k in metrics if k not in NOT_COMPARED]
         bounds = {}
         for k in metrics:
-            values = [m.get(k) for m in (*final.values(), *initial.values()) if _is_number(m.get(k))]
+            values = [m.get(k) for m in (*final.values(), *(m for _, m in initial.values())) if _is_number(m.get(k))]
             bounds[k] = (0.0, None) if k == "completion_length" else unit_range(values)
         per_algo: dict[str, Any] = {}
         for algo, group in algos.items():
+            # one score of one policy, however many runs of the algo started from it, counts once (first run's label)
+            scored: dict[str, tuple[str, dict[str, Any]]] = {}
+            for r in group:
+                if str(r.path) in initial:
+                    scored.setdefault(initial[str(r.path)][0], (r.label, initial[str(r.path)][1]))
             per_algo[algo] = {
                 "runs": [str(r.path) for r in group],
-                "initial": {k: summarize({r.label: initial.get(str(r.path), {}).get(k) for r in group}, bounds[k])
+                "initial": {k: summarize({label: m.get(k) for label, m in scored.values()}, bounds[k])
                             for k in metrics},
                 "final": {k: summarize({r.label: final.get(str(r.path), {}).get(k) for r in group}, bounds[k])
                           for k in metrics},

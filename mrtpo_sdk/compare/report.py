@@ -131,7 +131,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["dev_metrics"]:
         out += ["", "## Dev metrics", ""]
         out += [
-            "Held-out dev split, greedy decoding: the last evaluation row (final) and the row at step 0 (before).",
+            "Held-out dev split, greedy decoding: the last evaluation row (final) and the row at step 0 (before; runs "
+            "that start from one policy and score alike there count once).",
             "",
         ]
         rows = []

@@ -40,6 +40,7 @@ __all__ = [
     "infer_identity",
     "initial_eval",
     "load_run",
+    "one_per_measurement",
     "paired_outcome",
     "read_jsonl",
     "series",
@@ -113,6 +114,12 @@ class Run:
     def headline_metrics(self) -> list[str]:
         names = self.info.get("headline_metrics")
         return [str(n) for n in names] if isinstance(names, list) else []
+
+    @property
+    def initial_policy(self) -> str | None:
+        """The policy the run started from (``run.json``'s ``initial_policy``); ``None`` when not recorded."""
+        value = self.info.get("initial_policy")
+        return str(value) if value is not None else None
 
     @property
     def finished(self) -> bool | None:
@@ -215,6 +222,30 @@ def final_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
 def initial_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     """``eval/*`` values of the evaluation row at step 0, before training (``{}`` when there is none)."""
     return _eval_values(next((r for r in eval_rows(rows) if r["step"] == 0), None))
+
+
+def one_per_measurement(values: dict[str, dict[str, float]], sources: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The entries of ``values`` (run label -> scores) left once copies of one measurement are dropped: two runs
+    whose initial policy (``sources``: run label -> ``run.json``'s ``initial_policy``, ``None`` when not recorded)
+    and scores are the same hold one score of one policy, so they count once (the first run's label stands for
+    it). An interval over copies of one value would be ``[x, x]``, a spread that was never measured; a run whose
+    initial policy is not recorded always counts.
+
+    >>> one_per_measurement({"seed1": {"a": 0.1}, "seed2": {"a": 0.1}, "seed3": {"a": 0.2}},
+    ...                     {"seed1": "smollm2", "seed2": "smollm2", "seed3": "smollm2"})
+    {'seed1': {'a': 0.1}, 'seed3': {'a': 0.2}}
+    """
+    seen: set[tuple[str, tuple[tuple[str, float], ...]]] = set()
+    out: dict[str, dict[str, float]] = {}
+    for label, scores in values.items():
+        source = sources.get(label)
+        if source is not None:
+            key = (str(source), tuple(sorted(scores.items())))
+            if key in seen:
+                continue
+            seen.add(key)
+        out[label] = scores
+    return out
 
 
 def steps_to_threshold(points: Sequence[tuple[int, float]], threshold: float, smooth: int = 1) -> int | None:
@@ -463,7 +494,9 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
             auc[r] = summarize({run.label: area_under_curve(series(run.rows, key)) for run in group}, bounds)
             final[r] = summarize({run.label: final_mean(series(run.rows, key)) for run in group}, bounds)
         finals = {run.label: final_eval(run.rows) for run in group}
-        initials = {run.label: initial_eval(run.rows) for run in group}
+        initials = one_per_measurement(
+            {run.label: initial_eval(run.rows) for run in group}, {run.label: run.initial_policy for run in group}
+        )
         dev_final = {k: summarize({lab: f.get(k) for lab, f in finals.items()}, eval_range[k]) for k in eval_keys}
         dev_initial = {
             k: summarize({lab: f.get(k) for lab, f in initials.items()}, eval_range[k]) for k in eval_keys

@@ -194,6 +194,27 @@ def test_one_seed_has_no_interval(tmp_path):
     assert report["paired"] == []
 
 
+def test_the_score_before_training_counts_once_per_initial_policy(tmp_path):
+    def run(name, seed, policy, acc):
+        return load_run(write_run(tmp_path / name, algo="mrtpo", seed=seed, curves={"r": [0.5] * 3},
+                                  dev_initial={"acc": acc}, dev_final={"acc": 0.5}, initial_policy=policy))
+
+    # three seeds from one policy, scored alike at step 0: one measurement, shown alone
+    shared = compare_runs([run(f"s{i}", i, "smollm2", 0.1) for i in (1, 2, 3)])["algos"]["mrtpo"]
+    assert shared["dev_initial"]["eval/acc"] == {"mean": 0.1, "ci": None, "n": 1, "values": {"seed1": 0.1}}
+    assert shared["dev_final"]["eval/acc"]["n"] == 3  # the trained policies are three
+    # one warm-started policy per seed: two measurements, the interval over them (0.3 ± 12.706 · sd / √2)
+    warm = compare_runs([run("w1", 1, "/c/warm-seed1", 0.29), run("w2", 2, "/c/warm-seed2", 0.31)])["algos"]["mrtpo"]
+    assert warm["dev_initial"]["eval/acc"]["values"] == {"seed1": 0.29, "seed2": 0.31}
+    half = 12.706205 * statistics.stdev([0.29, 0.31]) / math.sqrt(2)
+    assert warm["dev_initial"]["eval/acc"]["ci"] == pytest.approx([0.3 - half, 0.3 + half])
+    # one policy scoring differently (other evaluation settings) is two measurements; unrecorded policies count
+    differ = compare_runs([run("d1", 1, "smollm2", 0.1), run("d2", 2, "smollm2", 0.2)])["algos"]["mrtpo"]
+    assert differ["dev_initial"]["eval/acc"]["n"] == 2
+    unknown = compare_runs([run("u1", 1, None, 0.1), run("u2", 2, None, 0.1)])["algos"]["mrtpo"]
+    assert unknown["dev_initial"]["eval/acc"]["values"] == {"seed1": 0.1, "seed2": 0.1}
+
+
 # -------------------------------------------------------------------------------------------------- load_run
 
 
