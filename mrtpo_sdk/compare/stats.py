@@ -224,27 +224,34 @@ def initial_eval(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
     return _eval_values(next((r for r in eval_rows(rows) if r["step"] == 0), None))
 
 
-def one_per_measurement(values: dict[str, dict[str, float]], sources: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The entries of ``values`` (run label -> scores) left once copies of one measurement are dropped: two runs
+def one_per_measurement(
+    values: dict[str, dict[str, float]], sources: dict[str, Any], ignore: Sequence[str] = ("eval/seconds",)
+) -> dict[str, dict[str, float]]:
+    """The entries of ``values`` (run label -> scores) left once copies of one measurement are merged: two runs
     whose initial policy (``sources``: run label -> ``run.json``'s ``initial_policy``, ``None`` when not recorded)
-    and scores are the same hold one score of one policy, so they count once (the first run's label stands for
-    it). An interval over copies of one value would be ``[x, x]``, a spread that was never measured; a run whose
-    initial policy is not recorded always counts.
+    is the same and whose scores agree on every key both have (but those in ``ignore``: the evaluation's
+    wall-clock seconds) hold one score of one policy, so they count once, under the first run's label, with the
+    keys only the later one logged added. An interval over copies of one value would be ``[x, x]``, a spread that
+    was never measured; a run whose initial policy is not recorded always counts.
 
-    >>> one_per_measurement({"seed1": {"a": 0.1}, "seed2": {"a": 0.1}, "seed3": {"a": 0.2}},
-    ...                     {"seed1": "smollm2", "seed2": "smollm2", "seed3": "smollm2"})
-    {'seed1': {'a': 0.1}, 'seed3': {'a': 0.2}}
+    >>> one_per_measurement({"seed1": {"a": 0.1, "eval/seconds": 9.0}, "seed2": {"a": 0.1, "b": 1.0},
+    ...                      "seed3": {"a": 0.2}}, {"seed1": "smollm2", "seed2": "smollm2", "seed3": "smollm2"})
+    {'seed1': {'a': 0.1, 'eval/seconds': 9.0, 'b': 1.0}, 'seed3': {'a': 0.2}}
     """
-    seen: set[tuple[str, tuple[tuple[str, float], ...]]] = set()
     out: dict[str, dict[str, float]] = {}
     for label, scores in values.items():
         source = sources.get(label)
+        copy_of = None
         if source is not None:
-            key = (str(source), tuple(sorted(scores.items())))
-            if key in seen:
-                continue
-            seen.add(key)
-        out[label] = scores
+            for kept, kept_scores in out.items():
+                shared = [k for k in scores if k in kept_scores and k not in ignore]
+                if sources.get(kept) == source and shared and all(scores[k] == kept_scores[k] for k in shared):
+                    copy_of = kept
+                    break
+        if copy_of is None:
+            out[label] = dict(scores)
+        else:
+            out[copy_of].update({k: v for k, v in scores.items() if k not in out[copy_of]})
     return out
 
 

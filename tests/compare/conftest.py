@@ -45,7 +45,7 @@ def write_run(
     times = times or {"generation": 1.0, "scoring": 0.2, "update": 0.3}
     rows = []
     if dev_initial is not None:
-        rows.append({"step": 0, **{f"eval/{k}": v for k, v in dev_initial.items()}, "eval/seconds": 4.0})
+        rows.append({"step": 0, "eval/seconds": 4.0, **{f"eval/{k}": v for k, v in dev_initial.items()}})
     n = len(next(iter(curves.values())))
     for i in range(n):
         row = {"step": i + 1, "loss": 0.1}

@@ -195,12 +195,13 @@ def test_one_seed_has_no_interval(tmp_path):
 
 
 def test_the_score_before_training_counts_once_per_initial_policy(tmp_path):
-    def run(name, seed, policy, acc):
+    def run(name, seed, policy, acc, seconds=4.0):
         return load_run(write_run(tmp_path / name, algo="mrtpo", seed=seed, curves={"r": [0.5] * 3},
-                                  dev_initial={"acc": acc}, dev_final={"acc": 0.5}, initial_policy=policy))
+                                  dev_initial={"acc": acc, "seconds": seconds}, dev_final={"acc": 0.5},
+                                  initial_policy=policy))
 
-    # three seeds from one policy, scored alike at step 0: one measurement, shown alone
-    shared = compare_runs([run(f"s{i}", i, "smollm2", 0.1) for i in (1, 2, 3)])["algos"]["mrtpo"]
+    # three seeds from one policy, scored alike at step 0 (in 4, 5 and 6 s): one measurement, shown alone
+    shared = compare_runs([run(f"s{i}", i, "smollm2", 0.1, 3.0 + i) for i in (1, 2, 3)])["algos"]["mrtpo"]
     assert shared["dev_initial"]["eval/acc"] == {"mean": 0.1, "ci": None, "n": 1, "values": {"seed1": 0.1}}
     assert shared["dev_final"]["eval/acc"]["n"] == 3  # the trained policies are three
     # one warm-started policy per seed: two measurements, the interval over them (0.3 ± 12.706 · sd / √2)
@@ -211,6 +212,13 @@ def test_the_score_before_training_counts_once_per_initial_policy(tmp_path):
     # one policy scoring differently (other evaluation settings) is two measurements; unrecorded policies count
     differ = compare_runs([run("d1", 1, "smollm2", 0.1), run("d2", 2, "smollm2", 0.2)])["algos"]["mrtpo"]
     assert differ["dev_initial"]["eval/acc"]["n"] == 2
+    # a run that logged one more metric of the same policy's scores: still one measurement, the metric kept
+    one = write_run(tmp_path / "k1", algo="mrtpo", seed=1, curves={"r": [0.5] * 3}, dev_initial={"acc": 0.1},
+                    dev_final={"acc": 0.5}, initial_policy="smollm2")
+    more = write_run(tmp_path / "k2", algo="mrtpo", seed=2, curves={"r": [0.5] * 3},
+                     dev_initial={"acc": 0.1, "acc/local": 0.4}, dev_final={"acc": 0.5}, initial_policy="smollm2")
+    merged = compare_runs([load_run(one), load_run(more)])["algos"]["mrtpo"]["dev_initial"]
+    assert (merged["eval/acc"]["n"], merged["eval/acc/local"]["values"]) == (1, {"seed1": 0.4})
     unknown = compare_runs([run("u1", 1, None, 0.1), run("u2", 2, None, 0.1)])["algos"]["mrtpo"]
     assert unknown["dev_initial"]["eval/acc"]["values"] == {"seed1": 0.1, "seed2": 0.1}
 
