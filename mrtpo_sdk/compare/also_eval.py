@@ -30,7 +30,16 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import MRTPOError
-from .stats import Run, _is_number, _paired_entry, mrtpo_pairs, paired_outcome, summarize, unit_range
+from .stats import (
+    Run,
+    _is_number,
+    _paired_entry,
+    mrtpo_pairs,
+    one_per_measurement,
+    paired_outcome,
+    summarize,
+    unit_range,
+)
 
 __all__ = [
     "SETTINGS_FILE",
@@ -431,14 +440,13 @@ def held_out_report(
             bounds[k] = (0.0, None) if k == "completion_length" else unit_range(values)
         per_algo: dict[str, Any] = {}
         for algo, group in algos.items():
-            # one score of one policy, however many runs of the algo started from it, counts once (first run's label)
-            scored: dict[str, tuple[str, dict[str, Any]]] = {}
-            for r in group:
-                if str(r.path) in initial:
-                    scored.setdefault(initial[str(r.path)][0], (r.label, initial[str(r.path)][1]))
+            scored = one_per_measurement(  # one evaluation of one policy counts once however many runs share it
+                {r.label: initial[str(r.path)][1] for r in group if str(r.path) in initial},
+                {r.label: initial[str(r.path)][0] for r in group if str(r.path) in initial},
+            )
             per_algo[algo] = {
                 "runs": [str(r.path) for r in group],
-                "initial": {k: summarize({label: m.get(k) for label, m in scored.values()}, bounds[k])
+                "initial": {k: summarize({label: m.get(k) for label, m in scored.items()}, bounds[k])
                             for k in metrics},
                 "final": {k: summarize({r.label: final.get(str(r.path), {}).get(k) for r in group}, bounds[k])
                           for k in metrics},

@@ -228,11 +228,11 @@ def one_per_measurement(
     values: dict[str, dict[str, float]], sources: dict[str, Any], ignore: Sequence[str] = ("eval/seconds",)
 ) -> dict[str, dict[str, float]]:
     """The entries of ``values`` (run label -> scores) left once copies of one measurement are merged: two runs
-    whose initial policy (``sources``: run label -> ``run.json``'s ``initial_policy``, ``None`` when not recorded)
-    is the same and whose scores agree on every key both have (but those in ``ignore``: the evaluation's
-    wall-clock seconds) hold one score of one policy, so they count once, under the first run's label, with the
-    keys only the later one logged added. An interval over copies of one value would be ``[x, x]``, a spread that
-    was never measured; a run whose initial policy is not recorded always counts.
+    with the same source (``sources``: run label -> what was scored, e.g. ``run.json``'s ``initial_policy`` or the
+    ``eval.json`` of the initial policy; ``None`` when not recorded) whose scores agree on every key both have (but
+    those in ``ignore``: the evaluation's wall-clock seconds) hold one score of one policy, so they count once,
+    under the first run's label, with the keys only the later one logged added. An interval over copies of one
+    value would be ``[x, x]``, a spread that was never measured; a run whose source is not recorded always counts.
 
     >>> one_per_measurement({"seed1": {"a": 0.1, "eval/seconds": 9.0}, "seed2": {"a": 0.1, "b": 1.0},
     ...                      "seed3": {"a": 0.2}}, {"seed1": "smollm2", "seed2": "smollm2", "seed3": "smollm2"})
