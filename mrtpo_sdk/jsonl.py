@@ -40,13 +40,13 @@ def read_jsonl(path: str | Path, *, objects: bool = False) -> list[tuple[int, An
         OSError: the file cannot be opened.
     """
     rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    with Path(path).open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.strip():
                 continue
-            try:
-                value = json.loads(line)
-            except ValueError as exc:
+            try:  # decoded per line, so a line that is not UTF-8 is named like one that is not JSON
+                value = json.loads(raw.decode("utf-8"))
+            except ValueError as exc:  # UnicodeDecodeError is a ValueError
                 raise JSONLineError(path, lineno, exc) from None
             if objects and not isinstance(value, dict):
                 raise JSONLineError(path, lineno, None)

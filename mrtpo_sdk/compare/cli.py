@@ -308,14 +308,23 @@ def _load_runs(run_dirs: Sequence[Path]):
 def check_report_target(output_dir: Path, run_dirs: Sequence[Path], *, overwrite: bool) -> None:
     """A comparison is never replaced silently by one of other runs: ``output_dir`` may hold no report, a report of
     the same runs (rewritten: new threshold, new rows), or, with ``--overwrite_report``, any report (a note names
-    what it replaces).
+    what it replaces). The folder is created here, before any run is trained or read, so that a path that cannot
+    hold it fails at once.
 
     Raises:
         MRTPOError: ``output_dir`` holds a comparison of other runs (or a compare.md/compare.json it cannot read)
-            and ``overwrite`` is False.
+            and ``overwrite`` is False; or it is a file, or cannot be created.
     """
     import json
 
+    if output_dir.exists() and not output_dir.is_dir():
+        raise MRTPOError(f"--output_dir {output_dir} is a file, not a folder; pass a folder for the report")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MRTPOError(
+            f"--output_dir {output_dir}: cannot create the report folder ({exc.strerror or exc}); pass a writable folder"
+        ) from None
     existing = [output_dir / n for n in ("compare.json", "compare.md") if (output_dir / n).is_file()]
     if not existing:
         return

@@ -363,6 +363,16 @@ def test_a_comparison_of_other_runs_is_never_replaced_silently(experiment, tmp_p
     assert main(["compare", "runs/mrtpo-seed1", "--output_dir", str(other), "--overwrite_report"]) == 0
 
 
+def test_an_output_dir_that_cannot_be_a_folder_is_one_error_line(experiment, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.txt").write_text("my notes\n")
+    assert main(["compare", "runs/mrtpo-seed1", "--output_dir", "f.txt"]) == 2
+    assert error_line(capsys) == "error: --output_dir f.txt is a file, not a folder; pass a folder for the report"
+    assert main(["compare", "runs/mrtpo-seed1", "--output_dir", "f.txt/report"]) == 2
+    assert error_line(capsys).startswith("error: --output_dir f.txt/report: cannot create the report folder (")
+    assert (tmp_path / "f.txt").read_text() == "my notes\n"
+
+
 def test_the_matrix_refuses_a_report_folder_of_other_runs_before_training(trainer, tmp_path, capsys):
     out = tmp_path / "m"
     assert main(["compare", TOY_TASK, "--algos", "mrtpo,gdpo", "--seeds", "1,2", "--output_dir", str(out)]) == 0

@@ -256,6 +256,14 @@ def test_a_bad_metrics_line_is_an_error_naming_it(tmp_path):
         stats.read_jsonl(tmp_path / "metrics.jsonl")
 
 
+def test_a_metrics_line_that_is_not_utf8_is_an_error_naming_it(tmp_path):
+    (tmp_path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe\x00garbage\n{"step": 3}\n')
+    with pytest.raises(MRTPOError, match=r"metrics.jsonl:2: not .*utf-8"):
+        stats.read_jsonl(tmp_path / "metrics.jsonl")
+    (tmp_path / "ok.jsonl").write_bytes('{"step": 1, "name": "héllo"}\r\n\n{"step": 2}'.encode())
+    assert stats.read_jsonl(tmp_path / "ok.jsonl") == [{"step": 1, "name": "héllo"}, {"step": 2}]
+
+
 def test_two_seeds_clip_bounded_intervals_and_the_report_says_they_are_wide(tmp_path):
     from mrtpo_sdk.compare.report import render_markdown
 
