@@ -167,8 +167,8 @@ def load_run(path: str | Path, algorithms: Sequence[str] = ()) -> Run:
     if run_json.is_file():
         try:
             info = json.loads(run_json.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise MRTPOError(f"{run_json}: not valid JSON ({exc.msg})") from None
+        except ValueError as exc:  # not JSON, or not UTF-8
+            raise MRTPOError(f"{run_json}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(info, dict):
             raise MRTPOError(f"{run_json}: not a JSON object")
     inferred = infer_identity(path.resolve().name, algorithms)

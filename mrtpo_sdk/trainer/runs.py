@@ -126,16 +126,16 @@ def _took_no_step(out: Path, found: list[Path]) -> bool:
         try:
             if json.loads(info.read_text(encoding="utf-8")).get("global_step", 0) != 0:
                 return False
-        except (json.JSONDecodeError, OSError):
+        except (ValueError, OSError):  # not JSON, not UTF-8, unreadable
             return False
     metrics = out / "metrics.jsonl"
     if metrics.is_file():
-        for line in metrics.read_text(encoding="utf-8").splitlines():
+        for line in metrics.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if any(k.startswith("rewards/") for k in row):
+            if isinstance(row, dict) and any(k.startswith("rewards/") for k in row):
                 return False
     return True
 

@@ -260,6 +260,10 @@ def test_a_metrics_line_that_is_not_utf8_is_an_error_naming_it(tmp_path):
     (tmp_path / "metrics.jsonl").write_bytes(b'{"step": 1}\n\xff\xfe\x00garbage\n{"step": 3}\n')
     with pytest.raises(MRTPOError, match=r"metrics.jsonl:2: not .*utf-8"):
         stats.read_jsonl(tmp_path / "metrics.jsonl")
+    run = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5]})
+    (run / "run.json").write_bytes(b"\xff\xfe{}")
+    with pytest.raises(MRTPOError, match=r"run.json: not valid JSON \('utf-8' codec"):
+        load_run(run)
     (tmp_path / "ok.jsonl").write_bytes('{"step": 1, "name": "héllo"}\r\n\n{"step": 2}'.encode())
     assert stats.read_jsonl(tmp_path / "ok.jsonl") == [{"step": 1, "name": "héllo"}, {"step": 2}]
 
