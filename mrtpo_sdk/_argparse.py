@@ -1,6 +1,6 @@
 """The argument parser of every subcommand but ``train`` (whose parser is TRL's, see :mod:`mrtpo_sdk.trainer.arguments`).
 
-``train`` takes :func:`task_and_flags` from here: the dispatcher finds the task file with it before torch imports.
+``train`` takes :func:`task_and_flags` from here: ``train_command`` finds the task file with it before torch imports.
 
 A mistake on the command line is one line, as ``train`` prints it, never argparse's usage block:
 

@@ -19,7 +19,8 @@ class JSONLineError(ValueError):
 
     Attributes:
         path: the file; ``line``: the 1-based line number.
-        cause: the :class:`json.JSONDecodeError` (``None`` when the line is JSON but not an object).
+        cause: the :class:`json.JSONDecodeError`, or the :class:`UnicodeDecodeError` of a line that is not UTF-8
+            (``None`` when the line is JSON but not an object).
     """
 
     def __init__(self, path: str | Path, line: int, cause: ValueError | None) -> None:
