@@ -289,14 +289,11 @@ def _print_task_options(own: list[str], train_flags: list[str]) -> None:
 
 
 def _load_runs(run_dirs: Sequence[Path]):
-    from .stats import load_run
+    from .stats import check_run_folder, load_run
 
     seen: dict[Path, Path] = {}
     for p in run_dirs:
-        if not p.is_dir():
-            raise MRTPOError(f"{p}: no such run folder")
-        if not (p / "metrics.jsonl").is_file():
-            raise MRTPOError(f"{p}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
+        check_run_folder(p)
         key = p.resolve()
         if key in seen:
             raise MRTPOError(f"{p}: given twice")

@@ -96,6 +96,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     note = interval_note(report)
     if note:
         out += [f"**{note}**", ""]
+    if report.get("notes"):
+        out += ["**Not like for like:**", ""]
+        out += [f"- {n}" for n in report["notes"]]
+        out += [""]
 
     out += [f"## Steps to threshold {thr:g}", ""]
     out += [
@@ -349,5 +353,7 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
     for run in report["runs"]:
         if run["finished"] is False:
             console.print(f"note: {run['path']} is unfinished (last step {run['last_step']})", highlight=False)
+    for text in report.get("notes") or ():
+        console.print(f"note: {text}", highlight=False, soft_wrap=True)
     for name, path in (paths or {}).items():
         console.print(f"{name + ':':6}{path}", highlight=False, soft_wrap=True)

@@ -32,6 +32,7 @@ __all__ = [
     "UNIT_RANGE",
     "TIME_PARTS",
     "area_under_curve",
+    "check_run_folder",
     "compare_runs",
     "curve",
     "eval_rows",
@@ -42,6 +43,8 @@ __all__ = [
     "load_run",
     "one_per_measurement",
     "paired_outcome",
+    "run_notes",
+    "setting_differences",
     "read_jsonl",
     "series",
     "steps_to_threshold",
@@ -149,19 +152,47 @@ def infer_identity(name: str, algorithms: Sequence[str]) -> tuple[str | None, st
     return None
 
 
+def check_run_folder(path: Path) -> None:
+    """Raise :class:`MRTPOError` naming ``path`` unless it is a folder holding a ``metrics.jsonl`` file."""
+    if not path.exists():
+        raise MRTPOError(f"{path}: no such run folder")
+    if not path.is_dir():
+        raise MRTPOError(f"{path}: not a folder; give run folders (the --output_dir of `mrtpo-sdk train`)")
+    if not (path / "metrics.jsonl").is_file():
+        raise MRTPOError(f"{path}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
+
+
+def _metric_rows(metrics: Path) -> list[dict[str, Any]]:
+    """The rows of a ``metrics.jsonl``; a row without a numeric ``step`` (``mrtpo-sdk train`` writes one in every
+    row) is an error naming its line, not a row left out."""
+    try:
+        numbered = jsonl.read_jsonl(metrics, objects=True)
+    except jsonl.JSONLineError as exc:
+        why = "" if exc.cause is None else f" ({getattr(exc.cause, 'msg', exc.cause)})"
+        raise MRTPOError(f"{metrics}:{exc.line}: not a JSON object{why}") from None
+    for line, row in numbered:
+        if not _is_number(row.get("step")):
+            raise MRTPOError(
+                f"{metrics}:{line}: no numeric \"step\" (got {row.get('step')!r}); every row `mrtpo-sdk train` "
+                f"writes has one: mend or remove the line"
+            )
+    return [row for _, row in numbered]
+
+
 def load_run(path: str | Path, algorithms: Sequence[str] = ()) -> Run:
     """Read a run folder: ``metrics.jsonl`` and, if present, ``run.json``.
 
     Without ``run.json`` the algo (and seed) come from the folder name (:func:`infer_identity`, with
     ``algorithms`` the valid algo names); a folder whose name tells neither is an error naming it.
+
+    Raises:
+        MRTPOError: ``path`` is missing or not a folder, has no ``metrics.jsonl``, a line of it is not a JSON
+            object or has no numeric ``step``, ``run.json`` is not a JSON object, or the algo cannot be told.
     """
     path = Path(path)
-    if not path.is_dir():
-        raise MRTPOError(f"{path}: no such run folder")
+    check_run_folder(path)
     metrics = path / "metrics.jsonl"
-    if not metrics.is_file():
-        raise MRTPOError(f"{path}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
-    rows = read_jsonl(metrics)
+    rows = _metric_rows(metrics)
     info: dict[str, Any] = {}
     run_json = path / "run.json"
     if run_json.is_file():
@@ -535,6 +566,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         stats["replay_vs_baseline_step_pct"] = 100 * ours["replay"] / base_total if base_total else None
         stats["step_time_vs_baseline"] = ours["total"] / base_total if base_total else None
 
+    differences = setting_differences(runs)
     paired = []
     for other, mine, theirs, seeds in mrtpo_pairs(algos):
         for r in rewards:
@@ -577,7 +609,97 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         ],
         "algos": per_algo,
         "paired": paired,
+        "setting_differences": differences,
+        "notes": run_notes(runs, differences),
     }
+
+
+#: ``run.json`` settings (``<section>.<name>``) that differ between the runs of one comparison by design: where a
+#: run wrote (output folder), which run it is (seed, algo), what its algo implies (the reward aggregation) and how
+#: its folder was made (overwritten, resumed, policy rebuilt). Every other setting is expected to be the same.
+PER_RUN_SETTINGS = frozenset({
+    "args.output_dir", "args.logging_dir", "args.run_name", "args.seed", "args.algo",
+    "args.multi_objective_aggregation", "args.overwrite_output_dir", "args.resume_from_checkpoint",
+    "args.hub_token", "script_args.rebuild_policy",
+})
+
+#: The ``run.json`` sections whose entries are compared between runs (:func:`setting_differences`).
+SETTING_SECTIONS = ("args", "script_args", "model_args", "task_options")
+
+
+def _settings(run: Run) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for section in SETTING_SECTIONS:
+        values = run.info.get(section)
+        if isinstance(values, dict):
+            for name, value in values.items():
+                out[f"{section}.{name}"] = json.dumps(value, sort_keys=True, default=str)
+    if "data" in run.info:
+        out["data"] = json.dumps(run.info["data"], default=str)
+    return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
+
+
+def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
+    """The settings the runs do not share: ``{"args.learning_rate": {"1e-05": ["mrtpo seed1", ...], "1e-06":
+    [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` that every run with a
+    ``run.json`` records, but :data:`PER_RUN_SETTINGS`. Values are JSON text; runs without ``run.json`` are left
+    out (nothing to compare)."""
+    recorded = [(f"{run.algo} {run.label}", _settings(run)) for run in runs if run.info]
+    if len(recorded) < 2:
+        return {}
+    shared = set.intersection(*(set(s) for _, s in recorded))
+    out: dict[str, dict[str, list[str]]] = {}
+    for key in sorted(shared):
+        by_value: dict[str, list[str]] = {}
+        for label, settings in recorded:
+            by_value.setdefault(settings[key], []).append(label)
+        if len(by_value) > 1:
+            out[key] = by_value
+    return out
+
+
+def _trained(run: Run) -> bool:
+    return any(k.startswith("rewards/") for row in run.rows for k in row)
+
+
+def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] | None = None) -> list[str]:
+    """What makes the comparison of ``runs`` less than like for like, one sentence each: a run that logged no
+    training step, runs of one seed that started from different policies (``run.json``'s ``initial_policy``), and
+    settings that differ between runs (:func:`setting_differences`, passed in when already computed)."""
+    notes = []
+    for run in runs:
+        if not _trained(run):
+            state = {True: "finished", False: "unfinished", None: "no run.json"}[run.finished]
+            notes.append(
+                f"{run.path} logged no training step ({state}): its steps to threshold show as `>0` and its dev "
+                f"score is its evaluation before training."
+            )
+    by_seed: dict[int, list[Run]] = {}
+    for run in runs:
+        if run.seed is not None and run.initial_policy is not None:
+            by_seed.setdefault(run.seed, []).append(run)
+    for seed, group in sorted(by_seed.items()):
+        if len({run.initial_policy for run in group}) > 1:
+            starts = "; ".join(f"{run.algo}: {run.initial_policy}" for run in group)
+            notes.append(f"seed {seed}: the runs started from different policies ({starts}), so its pairs compare "
+                         f"different starting points.")
+    differences = setting_differences(runs) if differences is None else differences
+    if differences:
+        shown = []
+        for key, by_value in list(differences.items())[:MAX_DIFFERENCES_SHOWN]:
+            values = " vs ".join(f"{value} ({', '.join(labels)})" for value, labels in by_value.items())
+            shown.append(f"{key}: {values}")
+        more = len(differences) - len(shown)
+        notes.append(
+            "the runs were trained with different settings, so their differences are not the algorithms' alone: "
+            + "; ".join(shown) + (f"; and {more} more (compare.json: setting_differences)" if more > 0 else "")
+            + "."
+        )
+    return notes
+
+
+#: At most this many differing settings are spelled out in a note (compare.json lists every one).
+MAX_DIFFERENCES_SHOWN = 4
 
 
 def _paired_entry(baseline: str, metric: str, outcomes: dict[str, str]) -> dict[str, Any]:

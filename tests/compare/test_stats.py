@@ -18,6 +18,7 @@ from mrtpo_sdk.compare.stats import (
     steps_to_threshold,
     t_interval,
 )
+from mrtpo_sdk.compare.report import render_markdown
 from mrtpo_sdk.errors import MRTPOError
 
 from .conftest import write_run
@@ -308,3 +309,94 @@ def test_a_reward_at_one_from_step_1_reaches_the_threshold_at_step_1(tmp_path):
     run = write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [1.0] * 12})
     stt = compare_runs([load_run(run)], threshold=0.8, smooth=3)["algos"]["mrtpo"]["steps_to_threshold"]["r"]
     assert stt["values"] == {"seed1": 1} and stt["median"] == 1
+
+
+# ------------------------------------------------------------------------------------------- like for like
+
+
+def _edit_run_json(folder, **changes):
+    info = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        section, _, name = key.partition("__")
+        if name:
+            info.setdefault(section, {})[name] = value
+        else:
+            info[key] = value
+    (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    return folder
+
+
+def test_settings_that_differ_between_runs_are_named_with_their_runs(tmp_path):
+    folders = {}
+    for algo, lr, agg in (("mrtpo", 1e-5, "normalize_then_sum"), ("gdpo", 1e-6, "normalize_then_sum"),
+                          ("grpo", 1e-5, "sum_then_normalize")):
+        folder = write_run(tmp_path / f"{algo}-seed1", algo=algo, seed=1, curves={"r": [0.5] * 3})
+        folders[algo] = _edit_run_json(folder, args__learning_rate=lr, args__multi_objective_aggregation=agg,
+                                       args__output_dir=str(folder), args__algo=algo,
+                                       model_args__dtype="float32", task_options={"semantics": "training"})
+    _edit_run_json(folders["grpo"], task_options={"semantics": "official"})
+    report = compare_runs([load_run(f) for f in folders.values()])
+    # what the algo implies (aggregation), the seed, algo and output folder differ by design: not listed
+    assert report["setting_differences"] == {
+        "args.learning_rate": {"1e-05": ["mrtpo seed1", "grpo seed1"], "1e-06": ["gdpo seed1"]},
+        "task_options.semantics": {'"training"': ["mrtpo seed1", "gdpo seed1"], '"official"': ["grpo seed1"]},
+    }
+    assert report["notes"] == [
+        "the runs were trained with different settings, so their differences are not the algorithms' alone: "
+        "args.learning_rate: 1e-05 (mrtpo seed1, grpo seed1) vs 1e-06 (gdpo seed1); task_options.semantics: "
+        '"training" (mrtpo seed1, gdpo seed1) vs "official" (grpo seed1).'
+    ]
+    markdown = render_markdown(report)
+    assert "**Not like for like:**\n\n- the runs were trained with different settings" in markdown
+    # the same settings everywhere: nothing to say
+    _edit_run_json(folders["gdpo"], args__learning_rate=1e-5)
+    _edit_run_json(folders["grpo"], task_options={"semantics": "training"})
+    same = compare_runs([load_run(f) for f in folders.values()])
+    assert (same["setting_differences"], same["notes"]) == ({}, [])
+    assert "Not like for like" not in render_markdown(same)
+
+
+def test_many_differing_settings_are_counted_beyond_the_first_few(tmp_path):
+    a = _edit_run_json(write_run(tmp_path / "a", algo="mrtpo", seed=1, curves={"r": [0.5]}),
+                       args={f"k{i}": 0 for i in range(6)})
+    b = _edit_run_json(write_run(tmp_path / "b", algo="gdpo", seed=1, curves={"r": [0.5]}),
+                       args={f"k{i}": 1 for i in range(6)})
+    report = compare_runs([load_run(a), load_run(b)])
+    assert len(report["setting_differences"]) == 6
+    assert report["notes"][0].endswith("args.k3: 0 (mrtpo seed1) vs 1 (gdpo seed1); and 2 more (compare.json: "
+                                       "setting_differences).")
+
+
+def test_runs_of_one_seed_from_different_policies_are_noted(tmp_path):
+    a = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5]}, initial_policy="/c/warm-1")
+    b = write_run(tmp_path / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": [0.5]}, initial_policy="smollm2")
+    c = write_run(tmp_path / "gdpo-seed2", algo="gdpo", seed=2, curves={"r": [0.5]}, initial_policy="/c/warm-2")
+    notes = compare_runs([load_run(a), load_run(b), load_run(c)])["notes"]
+    assert notes == ["seed 1: the runs started from different policies (mrtpo: /c/warm-1; gdpo: smollm2), so its "
+                     "pairs compare different starting points."]
+
+
+def test_a_run_that_logged_no_training_step_is_noted(tmp_path):
+    trained = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0] * 3},
+                        dev_initial={"acc": 0.1}, dev_final={"acc": 0.3})
+    only_eval = write_run(tmp_path / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": []}, dev_initial={"acc": 0.1})
+    empty = write_run(tmp_path / "grpo-seed1", algo="grpo", seed=1, curves={"r": []})
+    assert (empty / "metrics.jsonl").read_text(encoding="utf-8") == ""
+    report = compare_runs([load_run(p) for p in (trained, only_eval, empty)])
+    assert report["notes"] == [
+        f"{only_eval} logged no training step (finished): its steps to threshold show as `>0` and its dev score is "
+        f"its evaluation before training.",
+        f"{empty} logged no training step (finished): its steps to threshold show as `>0` and its dev score is its "
+        f"evaluation before training.",
+    ]
+
+
+def test_a_file_given_as_a_run_folder_and_a_row_without_a_step_are_errors(tmp_path):
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(MRTPOError, match=r"notes.txt: not a folder; give run folders"):
+        load_run(tmp_path / "notes.txt")
+    run = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5, 0.6]})
+    with (run / "metrics.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"step": "3", "rewards/r/mean": 0.7}\n')
+    with pytest.raises(MRTPOError, match=r'metrics.jsonl:3: no numeric "step" \(got \'3\'\)'):
+        load_run(run)
