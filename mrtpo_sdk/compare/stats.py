@@ -71,13 +71,17 @@ TIME_PARTS = ("generation", "scoring", "replay", "update")
 FINAL_WINDOW = 10
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file, one per non-empty line (a bad line is an error naming it)."""
+def _numbered_objects(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     try:
-        return [row for _, row in jsonl.read_jsonl(path, objects=True)]
+        return jsonl.read_jsonl(path, objects=True)
     except jsonl.JSONLineError as exc:
         why = "" if exc.cause is None else f" ({getattr(exc.cause, 'msg', exc.cause)})"
         raise MRTPOError(f"{path}:{exc.line}: not a JSON object{why}") from None
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, one per non-empty line (a bad line is an error naming it)."""
+    return [row for _, row in _numbered_objects(path)]
 
 
 @dataclass
@@ -165,11 +169,7 @@ def check_run_folder(path: Path) -> None:
 def _metric_rows(metrics: Path) -> list[dict[str, Any]]:
     """The rows of a ``metrics.jsonl``; a row without a numeric ``step`` (``mrtpo-sdk train`` writes one in every
     row) is an error naming its line, not a row left out."""
-    try:
-        numbered = jsonl.read_jsonl(metrics, objects=True)
-    except jsonl.JSONLineError as exc:
-        why = "" if exc.cause is None else f" ({getattr(exc.cause, 'msg', exc.cause)})"
-        raise MRTPOError(f"{metrics}:{exc.line}: not a JSON object{why}") from None
+    numbered = _numbered_objects(metrics)
     for line, row in numbered:
         if not _is_number(row.get("step")):
             raise MRTPOError(
