@@ -309,7 +309,7 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = Console(width=None if sys.stdout.isatty() else 160, markup=False)  # paths and settings are text
     headline = report.get("headline")
     table = Table(title=f"steps to {report['threshold']:g} (median over seeds, smooth {report['smooth']})")
     table.add_column("algo", style="bold")
@@ -350,9 +350,6 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
         for p in section["paired"]:
             if p["metric"] == f"held_out/{split}/{key}":
                 console.print(f"{p['metric']}: {p['summary']}", highlight=False)
-    for run in report["runs"]:
-        if run["finished"] is False:
-            console.print(f"note: {run['path']} is unfinished (last step {run['last_step']})", highlight=False)
     for text in report.get("notes") or ():
         console.print(f"note: {text}", highlight=False, soft_wrap=True)
     for name, path in (paths or {}).items():

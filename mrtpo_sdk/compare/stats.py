@@ -166,15 +166,20 @@ def check_run_folder(path: Path) -> None:
         raise MRTPOError(f"{path}: no metrics.jsonl (not a run folder written by `mrtpo-sdk train`)")
 
 
+#: The largest step number a ``metrics.jsonl`` row may hold.
+MAX_STEP = 10**9
+
+
 def _metric_rows(metrics: Path) -> list[dict[str, Any]]:
-    """The rows of a ``metrics.jsonl``; a row without a numeric ``step`` (``mrtpo-sdk train`` writes one in every
-    row) is an error naming its line, not a row left out."""
+    """The rows of a ``metrics.jsonl``; a row whose ``step`` is not an integer in [0, :data:`MAX_STEP`]
+    (``mrtpo-sdk train`` writes one in every row) is an error naming its line, not a row left out."""
     numbered = _numbered_objects(metrics)
     for line, row in numbered:
-        if not _is_number(row.get("step")):
+        step = row.get("step")
+        if not (_is_number(step) and float(step).is_integer() and 0 <= step <= MAX_STEP):
             raise MRTPOError(
-                f"{metrics}:{line}: no numeric \"step\" (got {row.get('step')!r}); every row `mrtpo-sdk train` "
-                f"writes has one: mend or remove the line"
+                f"{metrics}:{line}: \"step\" is {json.dumps(step)[:40]}, not a step number (an integer from 0 to "
+                f"{MAX_STEP:.0e}, as in every row `mrtpo-sdk train` writes): mend or remove the line"
             )
     return [row for _, row in numbered]
 
@@ -187,7 +192,8 @@ def load_run(path: str | Path, algorithms: Sequence[str] = ()) -> Run:
 
     Raises:
         MRTPOError: ``path`` is missing or not a folder, has no ``metrics.jsonl``, a line of it is not a JSON
-            object or has no numeric ``step``, ``run.json`` is not a JSON object, or the algo cannot be told.
+            object or has no step number, ``run.json`` is not a JSON object or its ``algo``, ``task`` or ``seed``
+            has the wrong type, or the algo cannot be told.
     """
     path = Path(path)
     check_run_folder(path)
@@ -202,17 +208,26 @@ def load_run(path: str | Path, algorithms: Sequence[str] = ()) -> Run:
             raise MRTPOError(f"{run_json}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(info, dict):
             raise MRTPOError(f"{run_json}: not a JSON object")
+    for key, kind, what in (("algo", str, "an algorithm name"), ("task", str, "a task name"),
+                            ("seed", int, "an integer")):
+        value = info.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise MRTPOError(f"{run_json}: \"{key}\" must be {what}, got {json.dumps(value)[:80]}")
     inferred = infer_identity(path.resolve().name, algorithms)
     algo = info.get("algo") or (inferred[1] if inferred else None)
     if not algo:
         known = f" (algorithms: {', '.join(algorithms)})" if algorithms else ""
+        why = "run.json records no \"algo\"" if run_json.is_file() else "no run.json"
         raise MRTPOError(
-            f"{path}: cannot tell the algorithm: no run.json, and the folder name is neither <task>-<algo> nor "
+            f"{path}: cannot tell the algorithm: {why}, and the folder name is neither <task>-<algo> nor "
             f"<algo>-seed<N>{known}"
         )
     seed = info.get("seed")
-    if seed is None:
-        seed = (info.get("args") or {}).get("seed")
+    args = info.get("args")
+    if seed is None and isinstance(args, dict):
+        seed = args.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise MRTPOError(f"{run_json}: \"args.seed\" must be an integer, got {json.dumps(seed)[:80]}")
     if seed is None and inferred and info.get("algo") in (None, inferred[1]):
         seed = inferred[2]
     task = info.get("task") or (inferred[0] if inferred else None)
@@ -615,16 +630,36 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
 
 
 #: ``run.json`` settings (``<section>.<name>``) that differ between the runs of one comparison by design: where a
-#: run wrote (output folder), which run it is (seed, algo), what its algo implies (the reward aggregation) and how
-#: its folder was made (overwritten, resumed, policy rebuilt). Every other setting is expected to be the same.
+#: run wrote (output folder), which run it is (seed, algo) and how its folder was made (overwritten, resumed, policy
+#: rebuilt). ``args.multi_objective_aggregation`` is compared only where it departs from what the algo implies.
 PER_RUN_SETTINGS = frozenset({
-    "args.output_dir", "args.logging_dir", "args.run_name", "args.seed", "args.algo",
-    "args.multi_objective_aggregation", "args.overwrite_output_dir", "args.resume_from_checkpoint",
-    "args.hub_token", "script_args.rebuild_policy",
+    "args.output_dir", "args.logging_dir", "args.run_name", "args.seed", "args.algo", "args.overwrite_output_dir",
+    "args.resume_from_checkpoint", "args.hub_token", "script_args.rebuild_policy",
 })
 
 #: The ``run.json`` sections whose entries are compared between runs (:func:`setting_differences`).
 SETTING_SECTIONS = ("args", "script_args", "model_args", "task_options")
+
+#: What a setting a run does not record shows as in :func:`setting_differences`.
+NOT_RECORDED = "(not recorded)"
+
+#: A setting's value is shown with at most this many characters in a note (``compare.json`` has it whole).
+MAX_VALUE_CHARS = 80
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with integral floats as ints (``1.0`` and ``1`` are one setting), recursively."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def _setting_text(value: Any) -> str:
+    return json.dumps(_canonical(value), sort_keys=True, default=str, ensure_ascii=False)
 
 
 def _settings(run: Run) -> dict[str, str]:
@@ -632,62 +667,77 @@ def _settings(run: Run) -> dict[str, str]:
     for section in SETTING_SECTIONS:
         values = run.info.get(section)
         if isinstance(values, dict):
-            for name, value in values.items():
-                out[f"{section}.{name}"] = json.dumps(value, sort_keys=True, default=str)
+            out.update({f"{section}.{name}": _setting_text(value) for name, value in values.items()})
+        elif section in run.info:
+            out[section] = _setting_text(values)  # not a mapping: compared whole
     if "data" in run.info:
-        out["data"] = json.dumps(run.info["data"], default=str)
+        out["data"] = _setting_text(run.info["data"])
+    implied = "sum_then_normalize" if run.algo == "grpo" else "normalize_then_sum"
+    if out.get("args.multi_objective_aggregation") == json.dumps(implied):
+        out["args.multi_objective_aggregation"] = "(follows algo)"
     return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
 
 
 def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     """The settings the runs do not share: ``{"args.learning_rate": {"1e-05": ["mrtpo seed1", ...], "1e-06":
-    [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` that every run with a
-    ``run.json`` records, but :data:`PER_RUN_SETTINGS`. Values are JSON text; runs without ``run.json`` are left
-    out (nothing to compare)."""
+    [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
+    ``run.json``, but :data:`PER_RUN_SETTINGS`. Values are JSON text (integral floats as ints: ``1.0`` is ``1``);
+    a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter; a reward
+    aggregation that follows the run's algo shows as ``(follows algo)``. Runs without ``run.json`` are left
+    out (:func:`run_notes` names them)."""
     recorded = [(f"{run.algo} {run.label}", _settings(run)) for run in runs if run.info]
     if len(recorded) < 2:
         return {}
-    shared = set.intersection(*(set(s) for _, s in recorded))
+    keys = _ordered_union(settings for _, settings in recorded)
     out: dict[str, dict[str, list[str]]] = {}
-    for key in sorted(shared):
+    for key in sorted(keys):
         by_value: dict[str, list[str]] = {}
         for label, settings in recorded:
-            by_value.setdefault(settings[key], []).append(label)
+            by_value.setdefault(settings.get(key, NOT_RECORDED), []).append(label)
         if len(by_value) > 1:
             out[key] = by_value
     return out
 
 
-def _trained(run: Run) -> bool:
-    return any(k.startswith("rewards/") for row in run.rows for k in row)
+def _policy_name(policy: str) -> str:
+    """A recorded ``initial_policy`` without its folder (a cache folder's name holds its hash; the home it sits in
+    differs between machines)."""
+    return Path(policy).name or policy
 
 
 def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] | None = None) -> list[str]:
-    """What makes the comparison of ``runs`` less than like for like, one sentence each: a run that logged no
-    training step, runs of one seed that started from different policies (``run.json``'s ``initial_policy``), and
+    """What makes the comparison of ``runs`` less than like for like, one sentence each: a run without
+    ``run.json`` (its settings cannot be checked), an unfinished run, a run that logged no training step, runs of
+    one seed that started from different policies (``run.json``'s ``initial_policy``, compared by folder name), and
     settings that differ between runs (:func:`setting_differences`, passed in when already computed)."""
     notes = []
     for run in runs:
-        if not _trained(run):
-            state = {True: "finished", False: "unfinished", None: "no run.json"}[run.finished]
+        if not run.info:
+            notes.append(f"{run.path} has no run.json: its settings cannot be checked against the others'.")
+        if not run.last_step:
             notes.append(
-                f"{run.path} logged no training step ({state}): its steps to threshold show as `>0` and its dev "
-                f"score is its evaluation before training."
+                f"{run.path} logged no training step: it counts as never reaching a threshold, and its dev score, if "
+                f"any, is its evaluation before training."
             )
+        elif run.finished is False:
+            planned = run.info.get("max_steps")
+            of = f" of {planned}" if _is_number(planned) else ""
+            notes.append(f"{run.path} is unfinished (last step {run.last_step}{of}): it is compared on the steps it "
+                         f"logged.")
     by_seed: dict[int, list[Run]] = {}
     for run in runs:
         if run.seed is not None and run.initial_policy is not None:
             by_seed.setdefault(run.seed, []).append(run)
     for seed, group in sorted(by_seed.items()):
-        if len({run.initial_policy for run in group}) > 1:
-            starts = "; ".join(f"{run.algo}: {run.initial_policy}" for run in group)
+        if len({_policy_name(run.initial_policy or "") for run in group}) > 1:
+            starts = "; ".join(f"{run.algo}: {_short(run.initial_policy or '')}" for run in group)
             notes.append(f"seed {seed}: the runs started from different policies ({starts}), so its pairs compare "
                          f"different starting points.")
     differences = setting_differences(runs) if differences is None else differences
     if differences:
         shown = []
         for key, by_value in list(differences.items())[:MAX_DIFFERENCES_SHOWN]:
-            values = " vs ".join(f"{value} ({', '.join(labels)})" for value, labels in by_value.items())
+            values = " vs ".join(f"{_short(value)} ({', '.join(labels)})" for value, labels in by_value.items())
             shown.append(f"{key}: {values}")
         more = len(differences) - len(shown)
         notes.append(
@@ -696,6 +746,10 @@ def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] 
             + "."
         )
     return notes
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
 
 
 #: At most this many differing settings are spelled out in a note (compare.json lists every one).

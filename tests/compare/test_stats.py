@@ -348,7 +348,23 @@ def test_settings_that_differ_between_runs_are_named_with_their_runs(tmp_path):
     ]
     markdown = render_markdown(report)
     assert "**Not like for like:**\n\n- the runs were trained with different settings" in markdown
-    # the same settings everywhere: nothing to say
+    # an aggregation that departs from its algo's, a setting one run does not record, a section that is not a
+    # mapping: each is a difference; 1 and 1.0 are one setting
+    _edit_run_json(folders["mrtpo"], args__multi_objective_aggregation="sum_then_normalize", args__max_grad_norm=1,
+                   model_args=[1, 2], script_args={"model": "日本"})
+    _edit_run_json(folders["gdpo"], args__max_grad_norm=1.0)
+    odd = compare_runs([load_run(f) for f in folders.values()])["setting_differences"]
+    assert odd["args.multi_objective_aggregation"] == {
+        '"sum_then_normalize"': ["mrtpo seed1"], "(follows algo)": ["gdpo seed1", "grpo seed1"]}
+    assert odd["args.max_grad_norm"] == {"1": ["mrtpo seed1", "gdpo seed1"], "(not recorded)": ["grpo seed1"]}
+    assert odd["model_args"] == {"[1, 2]": ["mrtpo seed1"], "(not recorded)": ["gdpo seed1", "grpo seed1"]}
+    assert odd["script_args.model"] == {'"日本"': ["mrtpo seed1"], "(not recorded)": ["gdpo seed1", "grpo seed1"]}
+    for folder in folders.values():  # back to the same settings everywhere: nothing to say
+        info = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        info["args"].pop("max_grad_norm", None)
+        info.pop("model_args", None), info.pop("script_args", None)
+        (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    _edit_run_json(folders["mrtpo"], args__multi_objective_aggregation="normalize_then_sum")
     _edit_run_json(folders["gdpo"], args__learning_rate=1e-5)
     _edit_run_json(folders["grpo"], task_options={"semantics": "training"})
     same = compare_runs([load_run(f) for f in folders.values()])
@@ -374,6 +390,9 @@ def test_runs_of_one_seed_from_different_policies_are_noted(tmp_path):
     notes = compare_runs([load_run(a), load_run(b), load_run(c)])["notes"]
     assert notes == ["seed 1: the runs started from different policies (mrtpo: /c/warm-1; gdpo: smollm2), so its "
                      "pairs compare different starting points."]
+    # one cached policy under another home folder is the same policy
+    d = write_run(tmp_path / "grpo-seed2", algo="grpo", seed=2, curves={"r": [0.5]}, initial_policy="/home/a/warm-2")
+    assert compare_runs([load_run(c), load_run(d)])["notes"] == []
 
 
 def test_a_run_that_logged_no_training_step_is_noted(tmp_path):
@@ -382,13 +401,17 @@ def test_a_run_that_logged_no_training_step_is_noted(tmp_path):
     only_eval = write_run(tmp_path / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": []}, dev_initial={"acc": 0.1})
     empty = write_run(tmp_path / "grpo-seed1", algo="grpo", seed=1, curves={"r": []})
     assert (empty / "metrics.jsonl").read_text(encoding="utf-8") == ""
-    report = compare_runs([load_run(p) for p in (trained, only_eval, empty)])
+    short = write_run(tmp_path / "grpo-seed2", algo="grpo", seed=2, curves={"r": [0.5] * 3}, finished=False,
+                      max_steps=12)
+    report = compare_runs([load_run(p) for p in (trained, only_eval, empty, short)])
     assert report["notes"] == [
-        f"{only_eval} logged no training step (finished): its steps to threshold show as `>0` and its dev score is "
-        f"its evaluation before training.",
-        f"{empty} logged no training step (finished): its steps to threshold show as `>0` and its dev score is its "
+        f"{only_eval} logged no training step: it counts as never reaching a threshold, and its dev score, if any, "
+        f"is its evaluation before training.",
+        f"{empty} logged no training step: it counts as never reaching a threshold, and its dev score, if any, is its "
         f"evaluation before training.",
+        f"{short} is unfinished (last step 3 of 12): it is compared on the steps it logged.",
     ]
+    assert report["algos"]["gdpo"]["dev_final"]["eval/acc"]["values"] == {"seed1": 0.1}  # the step-0 score
 
 
 def test_a_file_given_as_a_run_folder_and_a_row_without_a_step_are_errors(tmp_path):
@@ -398,5 +421,40 @@ def test_a_file_given_as_a_run_folder_and_a_row_without_a_step_are_errors(tmp_pa
     run = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5, 0.6]})
     with (run / "metrics.jsonl").open("a", encoding="utf-8") as f:
         f.write('{"step": "3", "rewards/r/mean": 0.7}\n')
-    with pytest.raises(MRTPOError, match=r'metrics.jsonl:3: no numeric "step" \(got \'3\'\)'):
+    for bad in ('"3"', "null", "true", "1.5", "-5", "1e20", "NaN"):
+        lines = (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+        lines[2] = '{"step": %s, "rewards/r/mean": 0.7}' % bad
+        (run / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(MRTPOError, match=r'metrics.jsonl:3: "step" is .*, not a step number'):
+            load_run(run)
+    lines[2] = '{"step": 3.0, "rewards/r/mean": 0.7}'  # an integral float is a step number
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert load_run(run).last_step == 3
+
+
+def test_run_json_fields_of_the_wrong_type_are_errors_naming_them(tmp_path):
+    run = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5]})
+    for key, value, what in (("seed", "abc", "an integer"), ("seed", True, "an integer"), ("seed", 1.7, "an integer"),
+                             ("task", ["sql"], "a task name"), ("algo", ["mrtpo"], "an algorithm name")):
+        _edit_run_json(run, **{key: value})
+        with pytest.raises(MRTPOError, match=rf'run.json: "{key}" must be {what}, got'):
+            load_run(run)
+        _edit_run_json(run, **{key: {"seed": 1, "task": "sql", "algo": "mrtpo"}[key]})
+    _edit_run_json(run, seed=None, args=[1, 2])  # args not a mapping: no seed from it, no crash
+    assert load_run(run, ALGOS).seed == 1  # from the folder name
+    (run / "run.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(MRTPOError, match=r'cannot tell the algorithm: run.json records no "algo"'):
         load_run(run)
+
+
+def test_notes_print_brackets_in_paths_and_settings_as_written(tmp_path, capsys):
+    from mrtpo_sdk.compare.report import print_table
+
+    a = write_run(tmp_path / "[exp]" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [0.5]})
+    b = write_run(tmp_path / "[exp]" / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": [0.5]})
+    _edit_run_json(b, task_options={"semantics": "[/tmp/x]"})
+    _edit_run_json(a, task_options={"semantics": "[bold]x[red]y"})
+    print_table(compare_runs([load_run(a), load_run(b)]), {"md": tmp_path / "[exp]" / "compare.md"})
+    out = capsys.readouterr().out
+    assert 'task_options.semantics: "[bold]x[red]y" (mrtpo seed1) vs "[/tmp/x]" (gdpo seed1).' in out
+    assert f"md:   {tmp_path / '[exp]' / 'compare.md'}" in out
