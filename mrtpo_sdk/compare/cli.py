@@ -7,8 +7,8 @@ first trains the matrix (:mod:`mrtpo_sdk.compare.matrix`), then compares it. An 
 folder; any other is a run folder. The inputs come first; every option that is not one of
 compare's own is passed to ``mrtpo-sdk train`` (task form only).
 
-Comparing run folders never imports torch; only a folder without ``run.json`` (whose algo is read from its name)
-and the task form load the trainer's list of algorithms.
+Comparing run folders never imports torch (the algorithm names come from :mod:`mrtpo_sdk.trainer.algos`); the task
+form loads the trainer.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ _DEFAULT_SEEDS = "1,2,3"
 
 
 def valid_algorithms() -> tuple[str, ...]:
-    """The algorithms ``mrtpo-sdk train --algo`` accepts (imports the trainer: torch)."""
-    from ..trainer.config import ALGORITHMS
+    """The algorithms ``mrtpo-sdk train --algo`` accepts (without importing torch)."""
+    from ..trainer.algos import ALGORITHMS
 
     return tuple(ALGORITHMS)
 

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .. import jsonl
 from ..errors import MRTPOError
+from ..trainer.algos import ALGORITHMS, aggregation_of
 
 __all__ = [
     "Run",
@@ -672,8 +673,8 @@ def _settings(run: Run) -> dict[str, str]:
             out[section] = _setting_text(values)  # not a mapping: compared whole
     if "data" in run.info:
         out["data"] = _setting_text(run.info["data"])
-    implied = "sum_then_normalize" if run.algo == "grpo" else "normalize_then_sum"
-    if out.get("args.multi_objective_aggregation") == json.dumps(implied):
+    implied = aggregation_of(run.algo) if run.algo in ALGORITHMS else None
+    if implied is not None and out.get("args.multi_objective_aggregation") == json.dumps(implied):
         out["args.multi_objective_aggregation"] = "(follows algo)"
     return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["ALGORITHMS", "MRTPOConfig", "MRTPOTrainer", "task_dataset"]
 
-_HOME = {"ALGORITHMS": ".config", "MRTPOConfig": ".config", "MRTPOTrainer": ".trainer", "task_dataset": ".trainer"}
+_HOME = {"ALGORITHMS": ".algos", "MRTPOConfig": ".config", "MRTPOTrainer": ".trainer", "task_dataset": ".trainer"}
 
 
 def __getattr__(name: str) -> Any:

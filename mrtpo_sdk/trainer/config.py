@@ -14,9 +14,9 @@ import torch
 
 from trl import GRPOConfig
 
-__all__ = ["MRTPOConfig", "ALGORITHMS"]
+from .algos import ALGORITHMS, aggregation_of
 
-ALGORITHMS = ("mrtpo", "gdpo", "grpo")
+__all__ = ["MRTPOConfig", "ALGORITHMS"]
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class MRTPOConfig(GRPOConfig):
                 )
         if self.eval_max_examples < 1:
             raise ValueError(f"eval_max_examples must be >= 1, got {self.eval_max_examples}")
-        implied = "sum_then_normalize" if self.algo == "grpo" else "normalize_then_sum"
+        implied = aggregation_of(self.algo)
         if self.multi_objective_aggregation not in (None, implied):
             other = "grpo" if self.multi_objective_aggregation == "sum_then_normalize" else "gdpo or mrtpo"
             raise ValueError(

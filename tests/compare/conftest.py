@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 STEPS = 12  # logged training steps 1..12
+
+
+def compare_in_fresh_python(args: list[str], cwd: Path) -> tuple[str, list[str]]:
+    """Run ``mrtpo-sdk compare ARGS`` in a new interpreter: its stdout (ending in the exit code) and which of torch,
+    transformers and trl it imported."""
+    code = (
+        "import sys; from mrtpo_sdk.cli import main; "
+        f"code = main(['compare', *{args!r}]); "
+        "print(code); print(','.join(m for m in ('torch', 'transformers', 'trl') if m in sys.modules))"
+    )
+    src = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
+                          env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    *out, heavy = done.stdout.splitlines()
+    return "\n".join(out), [m for m in heavy.split(",") if m]
 
 
 def step_curve(reach: int | None, spike: int | None = None) -> list[float]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from mrtpo_sdk.compare.also_eval import plan_evals
 from mrtpo_sdk.compare.stats import load_run
 from mrtpo_sdk.loader import load_task
 
-from .conftest import write_run
+from .conftest import compare_in_fresh_python, write_run
 
 TOY_TASK = str(Path(__file__).resolve().parents[1] / "fixtures" / "toy_task.py")  # fixed examples: no splits
 
@@ -289,16 +287,9 @@ def test_a_matching_eval_json_is_reused_and_another_setting_recomputes(runs, eva
 
 def test_reading_existing_eval_json_files_imports_no_torch(runs, evaluator, tmp_path):
     assert main(["compare", *map(str, runs), "--also_eval", "unseen"]) == 0
-    code = (
-        "import sys; from mrtpo_sdk.cli import main; "
-        f"code = main(['compare', *{[str(r) for r in runs]!r}, '--also_eval', 'unseen']); "
-        "assert code == 0, code; assert 'torch' not in sys.modules, 'torch imported'; print('no torch')"
-    )
-    src = str(Path(__file__).resolve().parents[2])
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                          env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
-    assert done.returncode == 0, done.stderr
-    assert "no torch" in done.stdout and done.stdout.count(": reused (scored in 3s)") == 7
+    out, heavy = compare_in_fresh_python([*map(str, runs), "--also_eval", "unseen"], tmp_path)
+    assert heavy == [] and out.splitlines()[-1] == "0"
+    assert out.count(": reused (scored in 3s)") == 7
 
 
 # ------------------------------------------------------------------------------------------------ initial policies

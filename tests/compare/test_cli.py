@@ -15,7 +15,7 @@ import mrtpo_sdk.trainer.cli
 from mrtpo_sdk.cli import main
 from mrtpo_sdk.compare.matrix import run_matrix
 
-from .conftest import STEPS, step_curve, write_run
+from .conftest import STEPS, compare_in_fresh_python, step_curve, write_run
 
 TOY_TASK = str(Path(__file__).resolve().parents[1] / "fixtures" / "toy_task.py")  # Task(name="toy")
 
@@ -80,6 +80,14 @@ def test_run_folders_without_run_json_are_named_by_their_folder(tmp_path, capsys
     assert report["algos"]["mrtpo"]["steps_to_threshold"]["r"]["values"] == {"seed1": 1}
     assert report["algos"]["grpo"]["seeds"] == [None]
     assert report["paired"] == []  # no seed to pair on
+
+
+def test_run_folders_without_run_json_are_compared_without_importing_torch(tmp_path):
+    a = write_run(tmp_path / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": step_curve(3)}, run_json=False)
+    b = write_run(tmp_path / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": step_curve(None)}, run_json=False)
+    out, heavy = compare_in_fresh_python([str(a), str(b), "--output_dir", str(tmp_path / "o")], tmp_path)
+    assert heavy == [] and out.splitlines()[-1] == "0"
+    assert json.loads((tmp_path / "o" / "compare.json").read_text())["algos"].keys() == {"mrtpo", "gdpo"}
 
 
 @pytest.mark.parametrize(

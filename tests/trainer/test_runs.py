@@ -304,6 +304,16 @@ def test_trl_fields_the_trainer_interprets(tmp_path):
                     multi_objective_aggregation="normalize_then_sum")
 
 
+def test_the_aggregation_each_algorithm_implies_is_the_configs():
+    from mrtpo_sdk.trainer.algos import ALGORITHMS, aggregation_of
+
+    assert {a: aggregation_of(a) for a in ALGORITHMS} == {
+        "mrtpo": "normalize_then_sum", "gdpo": "normalize_then_sum", "grpo": "sum_then_normalize"}
+    for bad in ("ppo", "GRPO", None):
+        with pytest.raises(ValueError, match=r"algo must be one of \('mrtpo', 'gdpo', 'grpo'\)"):
+            aggregation_of(bad)
+
+
 def test_cli_reward_weights_flag(tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
     monkeypatch.setenv("MRTPO_SDK_CACHE_DIR", str(tmp_path / "cache"))  # its own, empty: nothing may be built
