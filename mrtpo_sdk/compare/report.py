@@ -69,6 +69,12 @@ def format_steps(entry: dict[str, Any]) -> str:
     return text
 
 
+def _last_step_of(entry: dict[str, Any], label: str) -> int:
+    """The last logged step of one run (of a run that logged none: its algo's last step)."""
+    own = entry["last_steps"].get(label)
+    return entry["last_step"] if own is None else own
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -118,7 +124,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         labels = list(s["steps_to_threshold"][rewards[0]]["values"]) if rewards else []
         for lab in labels:
             rows.append([a, lab, *(
-                _step(s["steps_to_threshold"][r]["values"][lab], s["steps_to_threshold"][r]["last_step"])
+                _step(s["steps_to_threshold"][r]["values"][lab], _last_step_of(s["steps_to_threshold"][r], lab))
                 for r in rewards
             )])
     out += _table(["algo", "run", *rewards], rows)

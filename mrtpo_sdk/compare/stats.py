@@ -543,6 +543,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
                 "reached": len(steps),
                 "n": len(reached),
                 "last_step": last,
+                "last_steps": {run.label: run.last_step for run in group},
             }
             bounds = reward_range[r]
             auc[r] = summarize({run.label: area_under_curve(series(run.rows, key)) for run in group}, bounds)

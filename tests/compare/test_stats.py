@@ -414,6 +414,18 @@ def test_a_run_that_logged_no_training_step_is_noted(tmp_path):
     assert report["algos"]["gdpo"]["dev_final"]["eval/acc"]["values"] == {"seed1": 0.1}  # the step-0 score
 
 
+def test_an_unfinished_run_that_never_reached_shows_its_own_last_step(tmp_path):
+    done = write_run(tmp_path / "grpo-seed1", algo="grpo", seed=1, curves={"r": [0.5] * 12})
+    short = write_run(tmp_path / "grpo-seed2", algo="grpo", seed=2, curves={"r": [0.5] * 3}, finished=False,
+                      max_steps=12)
+    report = compare_runs([load_run(done), load_run(short)], threshold=0.8)
+    entry = report["algos"]["grpo"]["steps_to_threshold"]["r"]
+    assert entry["last_step"] == 12 and entry["last_steps"] == {"seed1": 12, "seed2": 3}
+    text = render_markdown(report)
+    assert "| grpo | 2 | >12 |" in text  # the median: not reached within the longest run
+    assert "| grpo | seed1 | >12 |" in text and "| grpo | seed2 | >3 |" in text
+
+
 def test_a_file_given_as_a_run_folder_and_a_row_without_a_step_are_errors(tmp_path):
     (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
     with pytest.raises(MRTPOError, match=r"notes.txt: not a folder; give run folders"):
