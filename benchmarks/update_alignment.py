@@ -9,30 +9,30 @@ reports
 * ``|d_a|``, ``|d_b|``: the size of each update (L2 over all parameters).
 
 It answers "did MRTPO's per-token credit change what was learned, or only re-weight a nearly identical update?"
-when a comparison of held-out scores is a tie. Adam's step is ~``learning_rate`` per parameter whatever the
-advantage's scale, so update sizes are alike by construction; the directions carry the difference.
+when a comparison of held-out scores is a tie. Adam bounds each parameter's step by about ``learning_rate``
+whatever the advantages' scale, so update sizes differ little between algorithms; the directions carry the
+difference.
 
     python benchmarks/update_alignment.py runs/smollm2/sql                       # a compare matrix folder
     python benchmarks/update_alignment.py runs/a/mrtpo-seed1 runs/a/gdpo-seed1 --json out.json
 
 Each run folder needs ``run.json`` (its ``algo``, ``seed`` and ``initial_policy``) and its final policy saved in
 full (``RUN_DIR/policy/model.safetensors``, the default of ``train``); a run saved only as a LoRA adapter, or whose
-initial policy is no longer on disk, is listed as skipped with the reason. ``--model`` initial policies given by
-name (``smollm2``) resolve to their dequantized folder as ``train`` does.
+initial policy cannot be loaded, a run without a seed, and two runs of one task, seed and algo are listed as
+skipped with the reason. ``--model`` initial policies given by name (``smollm2``) resolve to their dequantized
+folder as ``train`` does (dequantizing it if it is not cached). Policies are compared in the dtype they were saved
+in, which must be the same for the initial and final policies.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from mrtpo_sdk.compare.updates import update_alignment
-
-ALGO_ORDER = ("mrtpo", "gdpo", "grpo")
+from mrtpo_sdk.compare.updates import align_runs, json_safe
 
 
 def _run_folders(paths: list[Path]) -> list[Path]:
@@ -46,63 +46,19 @@ def _run_folders(paths: list[Path]) -> list[Path]:
             raise SystemExit(f"error: {p}: not a run folder nor a folder of runs")
     if not out:
         raise SystemExit(f"error: no run folder (a folder with run.json) in {', '.join(map(str, paths))}")
-    return out
-
-
-def _initial_folder(spec: str) -> Path:
-    from mrtpo_sdk.policy.gguf import materialize
-    from mrtpo_sdk.policy.pretrained import resolve_model
-
-    return Path(materialize(resolve_model(spec)))
-
-
-def measure(folders: list[Path]) -> dict[str, Any]:
-    """``{"pairs": [{task, seed, a, b, cos, rel, norm_a, norm_b}], "skipped": [{run, why}]}`` for the runs in
-    ``folders``: every pair of algorithms among the finished runs of one task and seed."""
-    from safetensors.torch import load_file
-
-    by_seed: dict[tuple[Any, Any], dict[str, tuple[Path, str]]] = {}  # (task, seed) -> algo -> (run, initial)
-    skipped = []
-    for f in folders:
-        info = json.loads((f / "run.json").read_text(encoding="utf-8"))
-        final = f / "policy" / "model.safetensors"
-        if not info.get("finished"):
-            skipped.append({"run": str(f), "why": "unfinished"})
-            continue
-        if not final.is_file():
-            skipped.append({"run": str(f), "why": "no full final policy (policy/model.safetensors)"})
-            continue
-        start = info.get("initial_policy")
-        if not isinstance(start, str):
-            skipped.append({"run": str(f), "why": "run.json names no initial_policy"})
-            continue
-        by_seed.setdefault((info.get("task"), info.get("seed")), {})[info.get("algo")] = (f, start)
-    pairs = []
-    for (task, seed), runs in sorted(by_seed.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
-        algos = sorted(runs, key=lambda a: ALGO_ORDER.index(a) if a in ALGO_ORDER else len(ALGO_ORDER))
-        starts = {runs[a][1] for a in algos}
-        if len(starts) > 1:
-            skipped += [{"run": str(runs[a][0]), "why": f"{task} seed {seed}: runs start from different policies"}
-                        for a in algos]
-            continue
-        if len(algos) < 2:
-            continue
-        initial_file = _initial_folder(starts.pop()) / "model.safetensors"
-        if not initial_file.is_file():
-            skipped += [{"run": str(runs[a][0]), "why": f"initial policy {initial_file} is not on disk"} for a in algos]
-            continue
-        initial = load_file(str(initial_file))
-        finals = {a: load_file(str(runs[a][0] / "policy" / "model.safetensors")) for a in algos}
-        for a, b in itertools.combinations(algos, 2):
-            pairs.append({"task": task, "seed": seed, "a": a, "b": b, **update_alignment(initial, finals[a], finals[b])})
-    return {"pairs": pairs, "skipped": skipped}
+    unique: dict[Path, Path] = {}
+    for p in out:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["| task | seed | pair | cos(d_a, d_b) | \\|d_a − d_b\\| / update | \\|d_a\\| | \\|d_b\\| |", "|---|---|---|---|---|---|---|"]
+    lines = ["| task | seed | pair | cos(d_a, d_b) | \\|d_a − d_b\\| / update | \\|d_a\\| | \\|d_b\\| | parameters |",
+             "|---|---|---|---|---|---|---|---|"]
     for p in result["pairs"]:
-        lines.append(f"| {p['task']} | {p['seed']} | {p['a']} vs {p['b']} | {p['cos']:.3f} | {p['rel']:.3f} | {p['norm_a']:.4g} | "
-                     f"{p['norm_b']:.4g} |")
+        left = f" ({p['tensors_left_out']} tensors not in all three)" if p["tensors_left_out"] else ""
+        lines.append(f"| {p['task']} | {p['seed']} | {p['a']} vs {p['b']} | {p['cos']:.3f} | {p['rel']:.3f} | "
+                     f"{p['norm_a']:.4g} | {p['norm_b']:.4g} | {p['parameters']:,}{left} |")
     if result["skipped"]:
         lines += ["", *(f"skipped: {s['run']}: {s['why']}" for s in result["skipped"])]
     return "\n".join(lines)
@@ -111,12 +67,12 @@ def markdown(result: dict[str, Any]) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run folders, or folders holding run folders (a compare matrix)")
-    p.add_argument("--json", type=Path, help="also write the pairs as JSON here")
+    p.add_argument("--json", type=Path, help="also write the pairs as JSON here (a zero update's cos and rel: null)")
     a = p.parse_args(argv)
-    result = measure(_run_folders(a.runs))
+    result = align_runs(_run_folders(a.runs))
     print(markdown(result))
     if a.json:
-        a.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        a.json.write_text(json.dumps(json_safe(result), indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -70,8 +70,9 @@ def format_steps(entry: dict[str, Any]) -> str:
 
 
 def _last_step_of(entry: dict[str, Any], label: str) -> int:
-    """The last logged step of one run (of a run that logged none: its algo's last step)."""
-    own = entry["last_steps"].get(label)
+    """The last logged step of one run (of a run that logged none, or in a ``compare.json`` without ``last_steps``:
+    its algo's last step)."""
+    own = entry.get("last_steps", {}).get(label)
     return entry["last_step"] if own is None else own
 
 

@@ -664,7 +664,7 @@ def _setting_text(value: Any) -> str:
     return json.dumps(_canonical(value), sort_keys=True, default=str, ensure_ascii=False)
 
 
-def _settings(run: Run) -> dict[str, str]:
+def _settings(run: Run, *, mark_implied: bool) -> dict[str, str]:
     out: dict[str, str] = {}
     for section in SETTING_SECTIONS:
         values = run.info.get(section)
@@ -674,8 +674,7 @@ def _settings(run: Run) -> dict[str, str]:
             out[section] = _setting_text(values)  # not a mapping: compared whole
     if "data" in run.info:
         out["data"] = _setting_text(run.info["data"])
-    implied = aggregation_of(run.algo) if run.algo in ALGORITHMS else None
-    if implied is not None and out.get("args.multi_objective_aggregation") == json.dumps(implied):
+    if mark_implied and out.get("args.multi_objective_aggregation") == json.dumps(aggregation_of(run.algo)):
         out["args.multi_objective_aggregation"] = "(follows algo)"
     return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
 
@@ -685,9 +684,12 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
     ``run.json``, but :data:`PER_RUN_SETTINGS`. Values are JSON text (integral floats as ints: ``1.0`` is ``1``);
     a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter; a reward
-    aggregation that follows the run's algo shows as ``(follows algo)``. Runs without ``run.json`` are left
-    out (:func:`run_notes` names them)."""
-    recorded = [(f"{run.algo} {run.label}", _settings(run)) for run in runs if run.info]
+    aggregation that follows the run's algo shows as ``(follows algo)`` when every run's algo is one of
+    :data:`~mrtpo_sdk.trainer.algos.ALGORITHMS` (otherwise each run's value is shown as recorded). Runs without
+    ``run.json`` are left out (:func:`run_notes` names them)."""
+    with_info = [run for run in runs if run.info]
+    known = all(run.algo in ALGORITHMS for run in with_info)
+    recorded = [(f"{run.algo} {run.label}", _settings(run, mark_implied=known)) for run in with_info]
     if len(recorded) < 2:
         return {}
     keys = _ordered_union(settings for _, settings in recorded)

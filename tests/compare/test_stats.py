@@ -370,6 +370,14 @@ def test_settings_that_differ_between_runs_are_named_with_their_runs(tmp_path):
     same = compare_runs([load_run(f) for f in folders.values()])
     assert (same["setting_differences"], same["notes"]) == ({}, [])
     assert "Not like for like" not in render_markdown(same)
+    # an algo this version does not know implies nothing: every run's aggregation is shown as recorded
+    _edit_run_json(folders["grpo"], algo="dapo", args__multi_objective_aggregation="normalize_then_sum")
+    unknown = compare_runs([load_run(f) for f in folders.values()])
+    assert (unknown["setting_differences"], unknown["notes"]) == ({}, [])
+    _edit_run_json(folders["grpo"], args__multi_objective_aggregation="sum_then_normalize")
+    assert compare_runs([load_run(f) for f in folders.values()])["setting_differences"] == {
+        "args.multi_objective_aggregation": {
+            '"normalize_then_sum"': ["mrtpo seed1", "gdpo seed1"], '"sum_then_normalize"': ["dapo seed1"]}}
 
 
 def test_many_differing_settings_are_counted_beyond_the_first_few(tmp_path):
