@@ -96,12 +96,21 @@ def align_runs(folders: Sequence[Path]) -> dict[str, Any]:
     groups: dict[tuple[Any, Any], dict[str, list[tuple[Path, str]]]] = {}  # (task, seed) -> algo -> [(run, initial)]
     skipped: list[dict[str, str]] = []
     for f in folders:
-        info = json.loads((f / "run.json").read_text(encoding="utf-8"))
+        try:
+            info = json.loads((f / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            skipped.append({"run": str(f), "why": f"run.json is not readable JSON ({exc})"})
+            continue
         why = None
-        if not info.get("finished"):
+        seed = info.get("seed") if isinstance(info, dict) else None
+        if not isinstance(info, dict):
+            why = "run.json is not a JSON object"
+        elif not info.get("finished"):
             why = "unfinished"
-        elif not isinstance(info.get("seed"), int):
+        elif "seed" not in info:
             why = "run.json names no seed, so its pair is unknown"
+        elif not isinstance(seed, int) or isinstance(seed, bool):
+            why = f"run.json's seed {seed!r} is not an integer"
         elif not (f / "policy" / "model.safetensors").is_file():
             why = "no full final policy (policy/model.safetensors)"
         elif not isinstance(info.get("initial_policy"), str):
@@ -121,7 +130,7 @@ def align_runs(folders: Sequence[Path]) -> dict[str, Any]:
                             for r, _ in found]
             else:
                 runs[algo] = found[0]
-        algos = sorted(runs, key=lambda a: (order.get(a, len(order)), a))
+        algos = sorted(runs, key=lambda a: (order.get(a, len(order)), str(a)))
         starts: dict[str, Path] = {}
         for algo in list(algos):
             try:
@@ -137,8 +146,18 @@ def align_runs(folders: Sequence[Path]) -> dict[str, Any]:
             skipped += [{"run": str(runs[a][0]), "why": f"no run of another algorithm of {task} seed {seed} to pair "
                          f"with"} for a in algos]
             continue
-        initial = load_file(str(starts[algos[0]]))
-        finals = {a: load_file(str(runs[a][0] / "policy" / "model.safetensors")) for a in algos}
+        try:
+            initial = load_file(str(starts[algos[0]]))
+        except Exception as exc:  # safetensors raises its own error type for a truncated or foreign file
+            skipped += [{"run": str(runs[a][0]), "why": f"cannot read {starts[algos[0]]}: {exc}"} for a in algos]
+            continue
+        finals = {}
+        for a in list(algos):
+            try:
+                finals[a] = load_file(str(runs[a][0] / "policy" / "model.safetensors"))
+            except Exception as exc:
+                skipped.append({"run": str(runs[a][0]), "why": f"cannot read policy/model.safetensors: {exc}"})
+                algos.remove(a)
         for a, b in itertools.combinations(algos, 2):
             try:
                 pairs.append({"task": task, "seed": seed, "a": a, "b": b,

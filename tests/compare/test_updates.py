@@ -82,12 +82,18 @@ def test_runs_are_paired_by_task_and_seed_and_skipped_with_a_reason(tmp_path):
         _run(tmp_path, "gdpo-seed2", finals["g2"], algo="gdpo", seed=2, initial=other_start),
         _run(tmp_path, "gdpo-seed3", finals["x"], algo="gdpo", seed=3, initial=start, finished=False),
         _run(tmp_path, "noseed", finals["x"], algo="gdpo", seed=None, initial=start),
+        _run(tmp_path, "textseed", finals["x"], algo="gdpo", seed="1", initial=start),
+        _run(tmp_path, "notjson", finals["x"], algo="gdpo", seed=1, initial=start),
+        _run(tmp_path, "alist", finals["x"], algo="gdpo", seed=1, initial=start),
         _run(tmp_path, "if-mrtpo-seed1", finals["x"], algo="mrtpo", seed=1, initial=start, task="if"),
         _run(tmp_path, "if-mrtpo-seed1-again", finals["x"], algo="mrtpo", seed=1, initial=start, task="if"),
         _run(tmp_path, "if-gdpo-seed1", finals["x"], algo="gdpo", seed=1, initial=start, task="if"),
         _run(tmp_path, "lf-mrtpo-seed1", finals["x"], algo="mrtpo", seed=1, initial=start, task="lf"),
         _run(tmp_path, "lf-gdpo-seed1", finals["x"], algo="gdpo", seed=1, initial=tmp_path / "gone", task="lf"),
     ]
+    (tmp_path / "noseed" / "run.json").write_text(json.dumps({"algo": "gdpo", "task": "sql", "finished": True}))
+    (tmp_path / "notjson" / "run.json").write_text("{oops")
+    (tmp_path / "alist" / "run.json").write_text("[1, 2]")
     result = align_runs(runs)
     assert [(p["task"], p["seed"], p["a"], p["b"]) for p in result["pairs"]] == [
         ("sql", 1, "mrtpo", "gdpo"), ("sql", 1, "mrtpo", "grpo"), ("sql", 1, "gdpo", "grpo")]
@@ -97,12 +103,14 @@ def test_runs_are_paired_by_task_and_seed_and_skipped_with_a_reason(tmp_path):
     why = {Path(s["run"]).name: s["why"] for s in result["skipped"]}
     assert why["gdpo-seed3"] == "unfinished"
     assert why["noseed"] == "run.json names no seed, so its pair is unknown"
+    assert why["textseed"] == "run.json's seed '1' is not an integer"
+    assert why["notjson"].startswith("run.json is not readable JSON (") and why["alist"] == "run.json is not a JSON object"
     assert why["mrtpo-seed2"] == why["gdpo-seed2"] == "sql seed 2: runs start from different policies"
     assert why["if-mrtpo-seed1"].startswith("2 runs of mrtpo if seed 1 (")
     assert why["if-gdpo-seed1"] == "no run of another algorithm of if seed 1 to pair with"
     assert why["lf-gdpo-seed1"].startswith(f"initial policy {tmp_path / 'gone'}: ")
     assert why["lf-mrtpo-seed1"] == "no run of another algorithm of lf seed 1 to pair with"
-    assert len(result["skipped"]) == 9  # 12 runs, 3 of them paired
+    assert len(result["skipped"]) == 12  # 15 runs, 3 of them paired
 
 
 def test_a_policy_saved_in_another_dtype_is_skipped_not_measured(tmp_path):
@@ -115,6 +123,18 @@ def test_a_policy_saved_in_another_dtype_is_skipped_not_measured(tmp_path):
     assert result["pairs"] == []
     assert result["skipped"] == [{"run": f"{a} vs {b}", "why": "tensor b: dtypes torch.float32, torch.float32, "
                                   "torch.bfloat16; compare policies saved in one dtype"}]
+
+
+def test_a_policy_that_cannot_be_read_is_skipped_and_the_others_measured(tmp_path):
+    gen = torch.Generator().manual_seed(3)
+    start = _save(tmp_path / "initial", _state(gen))
+    runs = [_run(tmp_path, f"{algo}-seed1", _state(gen), algo=algo, seed=1, initial=start)
+            for algo in ("mrtpo", "gdpo", "grpo")]
+    (runs[2] / "policy" / "model.safetensors").write_bytes(b"\x10\x00")  # truncated
+    result = align_runs(runs)
+    assert [(p["a"], p["b"]) for p in result["pairs"]] == [("mrtpo", "gdpo")]
+    assert [s["run"] for s in result["skipped"]] == [str(runs[2])]
+    assert result["skipped"][0]["why"].startswith("cannot read policy/model.safetensors: ")
 
 
 def test_json_safe_writes_a_zero_update_as_null():
