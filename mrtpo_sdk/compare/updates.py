@@ -67,9 +67,9 @@ def _initial_file(spec: str) -> Path:
     Raises:
         ValueError: it cannot be resolved or holds no full ``model.safetensors``.
     """
-    from mrtpo_sdk.errors import MRTPOError
-    from mrtpo_sdk.policy.gguf import materialize
-    from mrtpo_sdk.policy.pretrained import resolve_model
+    from ..errors import MRTPOError
+    from ..policy.gguf import materialize
+    from ..policy.pretrained import resolve_model
 
     try:
         folder = Path(materialize(resolve_model(spec)))
@@ -79,10 +79,6 @@ def _initial_file(spec: str) -> Path:
         raise ValueError(f"initial policy {spec}: no {folder / 'model.safetensors'} (a hub id, a LoRA adapter or a "
                          f"sharded checkpoint is not read here)")
     return (folder / "model.safetensors").resolve()
-
-
-def _seed_order(seed: Any) -> tuple[int, Any]:
-    return (0, seed) if isinstance(seed, int) else (1, str(seed))
 
 
 def align_runs(folders: Sequence[Path]) -> dict[str, Any]:
@@ -121,7 +117,7 @@ def align_runs(folders: Sequence[Path]) -> dict[str, Any]:
         groups.setdefault((info.get("task"), info["seed"]), {}).setdefault(info.get("algo"), []).append(
             (f, info["initial_policy"]))
     pairs = []
-    for (task, seed), by_algo in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), _seed_order(kv[0][1]))):
+    for (task, seed), by_algo in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):  # seeds: ints
         runs: dict[str, tuple[Path, str]] = {}
         for algo, found in by_algo.items():
             if len(found) > 1:
