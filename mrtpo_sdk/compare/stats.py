@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .. import jsonl
 from ..errors import MRTPOError
-from ..trainer.algos import ALGORITHMS, aggregation_of
+from ..trainer.algos import ALGORITHMS, aggregation_of, unused_settings
 
 __all__ = [
     "Run",
@@ -645,6 +645,10 @@ SETTING_SECTIONS = ("args", "script_args", "model_args", "task_options")
 #: What a setting a run does not record shows as in :func:`setting_differences`.
 NOT_RECORDED = "(not recorded)"
 
+#: What a setting the run's algo does not read (MRTPO's own, on a GDPO or GRPO run) shows as in
+#: :func:`setting_differences`.
+UNUSED = "(unused by algo)"
+
 #: A setting's value is shown with at most this many characters in a note (``compare.json`` has it whole).
 MAX_VALUE_CHARS = 80
 
@@ -676,6 +680,8 @@ def _settings(run: Run, *, mark_implied: bool) -> dict[str, str]:
         out["data"] = _setting_text(run.info["data"])
     if mark_implied and out.get("args.multi_objective_aggregation") == json.dumps(aggregation_of(run.algo)):
         out["args.multi_objective_aggregation"] = "(follows algo)"
+    if mark_implied:
+        out.update({f"args.{name}": UNUSED for name in unused_settings(run.algo)})
     return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
 
 
@@ -684,9 +690,11 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
     ``run.json``, but :data:`PER_RUN_SETTINGS`. Values are JSON text (integral floats as ints: ``1.0`` is ``1``);
     a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter; a reward
-    aggregation that follows the run's algo shows as ``(follows algo)`` when every run's algo is one of
-    :data:`~mrtpo_sdk.trainer.algos.ALGORITHMS` (otherwise each run's value is shown as recorded). Runs without
-    ``run.json`` are left out (:func:`run_notes` names them)."""
+    aggregation that follows the run's algo shows as ``(follows algo)``, and a setting the run's algo does not read
+    (:func:`~mrtpo_sdk.trainer.algos.unused_settings`: MRTPO's own, on a GDPO or GRPO run) as :data:`UNUSED`, which
+    differs from no value: a setting only MRTPO runs read, on which they agree, is no difference. Both only when
+    every run's algo is one of :data:`~mrtpo_sdk.trainer.algos.ALGORITHMS` (otherwise each run's value is shown as
+    recorded). Runs without ``run.json`` are left out (:func:`run_notes` names them)."""
     with_info = [run for run in runs if run.info]
     known = all(run.algo in ALGORITHMS for run in with_info)
     recorded = [(f"{run.algo} {run.label}", _settings(run, mark_implied=known)) for run in with_info]
@@ -698,7 +706,7 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
         by_value: dict[str, list[str]] = {}
         for label, settings in recorded:
             by_value.setdefault(settings.get(key, NOT_RECORDED), []).append(label)
-        if len(by_value) > 1:
+        if len(set(by_value) - {UNUSED}) > 1:
             out[key] = by_value
     return out
 

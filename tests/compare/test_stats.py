@@ -326,6 +326,33 @@ def _edit_run_json(folder, **changes):
     return folder
 
 
+def test_mrtpo_only_settings_differ_only_between_runs_that_read_them(tmp_path):
+    folders = []
+    for algo, seed, beta in (("mrtpo", 1, 1), ("gdpo", 1, 0.5), ("grpo", 1, 0.25), ("mrtpo", 2, 1)):
+        folder = write_run(tmp_path / f"{algo}-seed{seed}", algo=algo, seed=seed, curves={"r": [0.5] * 3})
+        folders.append(_edit_run_json(folder, args__mrtpo_beta=beta, args__beta_warmup_steps=0 if algo == "mrtpo"
+                                      else 3, args__algo=algo, args__output_dir=str(folder)))
+    report = compare_runs([load_run(f) for f in folders])
+    # GDPO and GRPO read neither: the MRTPO runs agree, so the runs were trained alike
+    assert (report["setting_differences"], report["notes"]) == ({}, [])
+    _edit_run_json(folders[3], args__mrtpo_beta=0.5)
+    differences = compare_runs([load_run(f) for f in folders])["setting_differences"]
+    assert differences == {"args.mrtpo_beta": {
+        "1": ["mrtpo seed1"], "(unused by algo)": ["gdpo seed1", "grpo seed1"], "0.5": ["mrtpo seed2"]}}
+    # a GDPO run's recorded value is never compared, even where an MRTPO run records none
+    _edit_run_json(folders[3], args__mrtpo_beta=1)
+    info = json.loads((folders[0] / "run.json").read_text(encoding="utf-8"))
+    del info["args"]["beta_warmup_steps"]
+    (folders[0] / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert compare_runs([load_run(f) for f in folders])["setting_differences"] == {"args.beta_warmup_steps": {
+        "(not recorded)": ["mrtpo seed1"], "(unused by algo)": ["gdpo seed1", "grpo seed1"], "0": ["mrtpo seed2"]}}
+    # an algo this version does not know: every value as recorded
+    _edit_run_json(folders[2], algo="dapo")
+    unknown = compare_runs([load_run(f) for f in folders])["setting_differences"]
+    assert unknown["args.mrtpo_beta"] == {"1": ["mrtpo seed1", "mrtpo seed2"], "0.5": ["gdpo seed1"],
+                                          "0.25": ["dapo seed1"]}
+
+
 def test_settings_that_differ_between_runs_are_named_with_their_runs(tmp_path):
     folders = {}
     for algo, lr, agg in (("mrtpo", 1e-5, "normalize_then_sum"), ("gdpo", 1e-6, "normalize_then_sum"),

@@ -4,6 +4,7 @@ The kill-and-resume test trains a tiny policy in a subprocess, kills it with SIG
 from the command line and checks that metrics.jsonl ends with every step exactly once.
 """
 
+import dataclasses
 import json
 import os
 import signal
@@ -312,6 +313,25 @@ def test_the_aggregation_each_algorithm_implies_is_the_configs():
     for bad in ("ppo", "GRPO", None):
         with pytest.raises(ValueError, match=r"algo must be one of \('mrtpo', 'gdpo', 'grpo'\)"):
             aggregation_of(bad)
+
+
+def test_mrtpo_only_settings_given_to_another_algo_are_named_as_taking_no_effect(tmp_path, capsys, monkeypatch):
+    from mrtpo_sdk.trainer.algos import MRTPO_ONLY_SETTINGS, unused_settings
+
+    assert unused_settings("mrtpo") == () and unused_settings("gdpo") == unused_settings("grpo") == MRTPO_ONLY_SETTINGS
+    assert set(MRTPO_ONLY_SETTINGS) <= {f.name for f in dataclasses.fields(MRTPOConfig)}
+    with pytest.raises(ValueError, match="algo must be one of"):
+        unused_settings("ppo")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.yaml").write_text("replay_max_tokens: 64\n")
+    flags = [*TINY_RUN, "--max_steps", "1", "--mrtpo-beta", "1", "--beta_warmup_steps", "0", "--config", "run.yaml"]
+    assert main(["train", LETTERS, "--algo", "grpo", "--output_dir", "g", *flags]) == 0
+    assert ("note: --algo grpo neither replays nor weights tokens, so mrtpo_beta, beta_warmup_steps, "
+            "replay_max_tokens (MRTPO's own) take no effect; they apply with --algo mrtpo") in capsys.readouterr().out
+    assert main(["train", LETTERS, "--algo", "mrtpo", "--output_dir", "m", *flags]) == 0
+    assert "take no effect" not in capsys.readouterr().out
+    assert main(["train", LETTERS, "--algo", "gdpo", "--output_dir", "d", *TINY_RUN, "--max_steps", "1"]) == 0
+    assert "take no effect" not in capsys.readouterr().out  # not given: nothing to say
 
 
 def test_cli_reward_weights_flag(tmp_path, capsys, monkeypatch):
