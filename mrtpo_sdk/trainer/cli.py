@@ -18,7 +18,6 @@ from typing import Any
 from ..errors import MRTPOError
 from ..policy.presets import EMBEDDED_POLICY_DEFAULTS, MODEL_DEFAULTS
 from ..task_help import print_task_options
-from .algos import unused_settings
 from .arguments import (
     TrainScriptArguments,
     apply_model_config,
@@ -142,10 +141,6 @@ def train_command(rest: list[str]) -> int:
     if preset.get("use_cpu") and not preset.get("bf16") and given.get("bf16") is None:
         print("note: this CPU has no bf16 instructions (AVX512-BF16 or AMX), so --model trains in float32 "
               "(bf16 autocast would be emulated, slower)", flush=True)
-    unused = [name for name in unused_settings(config.algo) if name in given]
-    if unused:
-        print(f"note: --algo {config.algo} neither replays nor weights tokens, so {', '.join(unused)} "
-              f"(MRTPO's own) take{'s' if len(unused) == 1 else ''} no effect; they apply with --algo mrtpo", flush=True)
     require_extras(config)
     peft_config = apply_model_config(model_args, config, given, embedded=model is None)
     from_task = {}  # the task's settings that took effect: no flag or --config key set them

@@ -45,6 +45,7 @@ from ..replay import replay_relevance
 from ..task import Task, example_id, with_ids
 from ..errors import TrainingInterrupted
 from ..policy.pretrained import ADAPTER_SUBDIR, POLICY_SUBDIR
+from .algos import unused_settings
 from .callbacks import EvaluateAtEndCallback, MetricsJSONLCallback, RewardPlotCallback, RichProgressCallback
 from .config import MRTPOConfig
 from .credit_logging import log_credit
@@ -173,6 +174,7 @@ class MRTPOTrainer(GRPOTrainer):
             logger.info("GRPOConfig converted to MRTPOConfig(algo=%r); pass MRTPOConfig(algo=...) to choose", config.algo)
         if config is None:
             raise MRTPOError("MRTPOTrainer needs args=MRTPOConfig(...)")
+        _note_unused_settings(config)
         self._init_common(task, model, config, examples, data, processing_class, callbacks, peft_config,
                           eval_examples, optimizers, quantization_config, run_info)
 
@@ -945,6 +947,18 @@ class _details_on_error:
 
 def _note(message: str) -> None:
     print(message, flush=True)
+
+
+def _note_unused_settings(config: MRTPOConfig) -> None:
+    """One ``note:`` line when ``config`` sets, away from its default, a setting its algo does not read (MRTPO's own
+    on a GDPO or GRPO run: :func:`~mrtpo_sdk.trainer.algos.unused_settings`), so that it is not ignored silently."""
+    fields = MRTPOConfig.__dataclass_fields__
+    changed = [f"{name}={getattr(config, name)!r}" for name in unused_settings(config.algo)
+               if getattr(config, name) != fields[name].default]
+    if changed:
+        _note(f"note: algo {config.algo!r} neither replays nor weights tokens, so {', '.join(changed)} (MRTPO's own "
+              f"setting{'s' if len(changed) > 1 else ''}) take{'' if len(changed) > 1 else 's'} no effect; "
+              f"{'they apply' if len(changed) > 1 else 'it applies'} with algo 'mrtpo'")
 
 
 def _error_line(exc: BaseException) -> str:

@@ -173,12 +173,14 @@ def test_kill_and_resume_loses_nothing(tmp_path):
     steps = 40
     flags = ["--max_steps", str(steps), "--save_strategy", "steps", "--save_steps", "2", "--eval_steps", "10",
              "--log_samples_steps", "3"]
-    proc = subprocess.Popen(_train_cmd(task_file, out, *flags), cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 300
+    log = tmp_path / "killed_run.log"  # a file, not a pipe nobody reads: a full pipe would block the run
+    with log.open("w") as sink:
+        proc = subprocess.Popen(_train_cmd(task_file, out, *flags), cwd=tmp_path, env=env, stdout=sink,
+                                stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 1200  # a guard against a hung run only: a loaded 2-core machine takes minutes
     while not (out / "checkpoint-6" / "trainer_state.json").exists():
-        assert proc.poll() is None, proc.stdout.read()[-3000:]
-        assert time.time() < deadline, "no checkpoint-6 within 300 s"
+        assert proc.poll() is None, log.read_text()[-3000:]
+        assert time.time() < deadline, "no checkpoint-6 within 1200 s"
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -326,12 +328,22 @@ def test_mrtpo_only_settings_given_to_another_algo_are_named_as_taking_no_effect
     (tmp_path / "run.yaml").write_text("replay_max_tokens: 64\n")
     flags = [*TINY_RUN, "--max_steps", "1", "--mrtpo-beta", "1", "--beta_warmup_steps", "0", "--config", "run.yaml"]
     assert main(["train", LETTERS, "--algo", "grpo", "--output_dir", "g", *flags]) == 0
-    assert ("note: --algo grpo neither replays nor weights tokens, so mrtpo_beta, beta_warmup_steps, "
-            "replay_max_tokens (MRTPO's own) take no effect; they apply with --algo mrtpo") in capsys.readouterr().out
+    assert ("note: algo 'grpo' neither replays nor weights tokens, so mrtpo_beta=1.0, beta_warmup_steps=0, "
+            "replay_max_tokens=64 (MRTPO's own settings) take no effect; they apply with algo 'mrtpo'"
+            ) in capsys.readouterr().out
     assert main(["train", LETTERS, "--algo", "mrtpo", "--output_dir", "m", *flags]) == 0
-    assert "take no effect" not in capsys.readouterr().out
-    assert main(["train", LETTERS, "--algo", "gdpo", "--output_dir", "d", *TINY_RUN, "--max_steps", "1"]) == 0
-    assert "take no effect" not in capsys.readouterr().out  # not given: nothing to say
+    assert "no effect" not in capsys.readouterr().out
+    # at their defaults nothing is set: nothing to say
+    assert main(["train", LETTERS, "--algo", "gdpo", "--output_dir", "d", *TINY_RUN, "--max_steps", "1",
+                 "--mrtpo_beta", "0.5"]) == 0
+    assert "no effect" not in capsys.readouterr().out
+    # the Python API says it as well
+    task = load_task(LETTERS)
+    model, tok = tiny_policy(task)
+    args = config(tmp_path / "api", "gdpo", max_steps=1, beta_warmup_steps=10, js_chunk_size=8)
+    MRTPOTrainer(task, model, args, processing_class=tok)
+    assert ("note: algo 'gdpo' neither replays nor weights tokens, so js_chunk_size=8 (MRTPO's own setting) takes "
+            "no effect; it applies with algo 'mrtpo'") in capsys.readouterr().out
 
 
 def test_cli_reward_weights_flag(tmp_path, capsys, monkeypatch):
