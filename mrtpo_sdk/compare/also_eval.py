@@ -34,6 +34,7 @@ from .stats import (
     Run,
     _is_number,
     _paired_entry,
+    group_runs,
     mrtpo_pairs,
     one_per_measurement,
     paired_outcome,
@@ -401,20 +402,17 @@ def held_out_report(
     batch_size: int | None,
     max_examples: int | None,
 ) -> dict[str, Any]:
-    """``compare.json``'s ``held_out``: per split, per algo, per eval metric, the initial value and the final
-    value over seeds (:func:`~mrtpo_sdk.compare.stats.summarize`, the interval clipped to [0, 1] when every value
-    lies there), and MRTPO's paired per-seed outcome against each other algo (higher is better). An initial
+    """``compare.json``'s ``held_out``: per split, per group of runs (an algo, or a variant of one:
+    :func:`~mrtpo_sdk.compare.stats.group_runs`), per eval metric, the initial value and the final value over seeds
+    (:func:`~mrtpo_sdk.compare.stats.summarize`, the interval clipped to [0, 1] when every value lies there), and
+    each MRTPO group's paired per-seed outcome against each other group (higher is better). An initial
     policy's score counts once per algo, however many of its runs started from it (keyed by the first such run's
     label): one score of one policy has no spread, so it shows as the value alone, not as ``[x, x]``.
 
     Returns:
         ``{split: {"metrics", "headlines", "compared", "settings", "initial_policies", "algos", "paired"}}``.
     """
-    algos: dict[str, list[Run]] = {}
-    for run in runs:
-        algos.setdefault(run.algo, []).append(run)
-    for group in algos.values():
-        group.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
+    algos = group_runs(runs)
     out: dict[str, Any] = {}
     for split in dict.fromkeys(job.split for job in jobs):
         final: dict[str, dict[str, Any]] = {}  # run path -> metrics
@@ -452,9 +450,9 @@ def held_out_report(
                           for k in metrics},
             }
         paired = []
-        for other, mine, theirs, seeds in mrtpo_pairs(algos):
+        for name, other, mine, theirs, seeds in mrtpo_pairs(algos):
             for k in compared:
-                a = per_algo["mrtpo"]["final"][k]["values"]
+                a = per_algo[name]["final"][k]["values"]
                 b = per_algo[other]["final"][k]["values"]
                 outcomes = {
                     str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False)
@@ -462,7 +460,7 @@ def held_out_report(
                 }
                 outcomes = {s: o for s, o in outcomes.items() if o is not None}
                 if outcomes:
-                    paired.append(_paired_entry(other, f"held_out/{split}/{k}", outcomes))
+                    paired.append(_paired_entry(name, other, f"held_out/{split}/{k}", outcomes))
         sizes = sorted({rep.get("num_examples") for rep in reports if isinstance(rep.get("num_examples"), int)})
         batches = sorted({rep.get("batch_size") for rep in reports if isinstance(rep.get("batch_size"), int)})
         lengths = sorted({rep.get("max_completion_length") for rep in reports

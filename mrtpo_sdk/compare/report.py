@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .stats import T_975, TIME_PARTS, Run, curve
+from .stats import T_975, TIME_PARTS, Run, curve, group_runs
 
 __all__ = [
     "format_steps",
@@ -19,6 +19,7 @@ __all__ = [
     "plot_comparison",
     "print_table",
     "render_markdown",
+    "variants_note",
     "write_report",
 ]
 
@@ -50,6 +51,20 @@ def interval_note(report: dict[str, Any]) -> str | None:
         f"{', '.join(few)}: 2 seeds only, so {'its' if len(few) == 1 else 'their'} intervals are very wide "
         f"(t(0.975, 1) = {T_975[1]:.2f}, clipped to the metric's range where it has one) and say little beyond the "
         f"two values; run 3 or more seeds for a usable interval."
+    )
+
+
+def variants_note(report: dict[str, Any]) -> str | None:
+    """The line that says which algos are compared as variants and by which settings (``compare.json``'s
+    ``variants``); ``None`` when no algo is split."""
+    variants = report.get("variants") or {}
+    if not variants:
+        return None
+    parts = [f"{algo} by {', '.join(f'`{k}`' for k in keys)}" for algo, keys in variants.items()]
+    return (
+        f"Variants: runs of one algo and seed that differ in their settings are compared as variants of it, each "
+        f"named by its values of those settings ({'; '.join(parts)}); each MRTPO variant is paired with every other "
+        f"group's run of the same seed."
     )
 
 
@@ -103,6 +118,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     note = interval_note(report)
     if note:
         out += [f"**{note}**", ""]
+    variants = variants_note(report)
+    if variants:
+        out += [variants, ""]
     if report.get("notes"):
         out += ["**Not like for like:**", ""]
         out += [f"- {n}" for n in report["notes"]]
@@ -192,7 +210,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.append("No pairs: it needs an mrtpo run and another algo's run of the same seed.")
     out += ["", "## Runs", ""]
     out += _table(["algo", "seed", "last step", "finished", "folder"], [
-        [r["algo"], "–" if r["seed"] is None else str(r["seed"]), str(r["last_step"]),
+        [r.get("group", r["algo"]), "–" if r["seed"] is None else str(r["seed"]), str(r["last_step"]),
          {True: "yes", False: "no", None: "?"}[r["finished"]], f"`{r['path']}`"]
         for r in report["runs"]
     ])
@@ -258,21 +276,26 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
     nrows = max(1, math.ceil(len(panels) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
     colors = plt.get_cmap("tab10").colors
-    by_algo: dict[str, list[Run]] = {}
-    for run in runs:
-        by_algo.setdefault(run.algo, []).append(run)
+    styles = ("-", "--", ":", "-.")
+    groups = group_runs(runs)
+    known = ("mrtpo", "gdpo", "grpo")  # the same colour for an algo in every plot, whatever the input order
+    algo_order = list(dict.fromkeys(group[0].algo for group in groups.values()))
+    look = {}  # group -> (colour of its algo, line style of its variant)
+    for name, group in groups.items():
+        algo = group[0].algo
+        color = colors[known.index(algo) if algo in known else (len(known) + algo_order.index(algo)) % len(colors)]
+        look[name] = (color, styles[sum(v[0] == color for v in look.values()) % len(styles)])
     for i, (key, title, is_reward) in enumerate(panels):
         ax = axes[i // ncols][i % ncols]
-        for j, algo in enumerate(report["algos"]):
-            pts = curve(by_algo.get(algo, []), key)
+        for name in report["algos"]:
+            pts = curve(groups.get(name, []), key)
             if not pts:
                 continue
             steps = [p[0] for p in pts]
-            known = ("mrtpo", "gdpo", "grpo")  # the same colour for an algo in every plot, whatever the input order
-            color = colors[known.index(algo) if algo in known else (len(known) + j) % len(colors)]
+            color, style = look[name]
             marker = None if is_reward and len(pts) > 20 else "o"
-            ax.plot(steps, [p[1] for p in pts], color=color, marker=marker, markersize=3,
-                    label=f"{algo} (n={len(by_algo[algo])})")
+            ax.plot(steps, [p[1] for p in pts], color=color, linestyle=style, marker=marker, markersize=3,
+                    label=f"{name} (n={len(groups[name])})")
             if any(p[4] > 1 for p in pts):
                 ax.fill_between(steps, [p[2] for p in pts], [p[3] for p in pts], color=color, alpha=0.2, linewidth=0)
         if is_reward:
@@ -337,6 +360,9 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
     note = interval_note(report)
     if note:
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    variants = variants_note(report)
+    if variants:
+        console.print(f"note: {variants}", highlight=False, soft_wrap=True)
     shown = 0
     for p in report["paired"]:
         if p["metric"].count("/") > 1:  # per-category breakdowns (dev/ast_accuracy/simple, ...): compare.md has them

@@ -38,6 +38,7 @@ __all__ = [
     "curve",
     "eval_rows",
     "final_eval",
+    "group_runs",
     "final_mean",
     "infer_identity",
     "initial_eval",
@@ -54,6 +55,7 @@ __all__ = [
     "t_quantile",
     "time_per_step",
     "unit_range",
+    "variant_settings",
 ]
 
 #: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond 30: 1.96).
@@ -469,28 +471,125 @@ NOT_DEV_METRICS = ("eval/seconds", "eval/completion_length")
 
 def mrtpo_pairs(
     algos: dict[str, Sequence[Run]],
-) -> Iterator[tuple[str, dict[int, Run], dict[int, Run], list[int]]]:
-    """MRTPO against each other algo, paired by seed: ``(other, mrtpo's runs by seed, other's runs by seed, the
-    seeds both have)`` for every other algo that shares a seed with MRTPO (nothing without MRTPO runs)."""
-    if "mrtpo" not in algos:
-        return
-    mine = {run.seed: run for run in algos["mrtpo"] if run.seed is not None}
-    for other, group in algos.items():
-        if other == "mrtpo":
+) -> Iterator[tuple[str, str, dict[int, Run], dict[int, Run], list[int]]]:
+    """MRTPO against each other group of :func:`group_runs`, paired by seed: ``(mrtpo group, other group, the MRTPO
+    group's runs by seed, the other's runs by seed, the seeds both have)``. Each MRTPO group (the algo, or each of
+    its variants) is paired with every group of another algo that shares a seed with it, then with each MRTPO
+    variant after it (nothing without MRTPO runs)."""
+    mrtpo = [name for name, group in algos.items() if group and group[0].algo == "mrtpo"]
+    others = [name for name, group in algos.items() if group and group[0].algo != "mrtpo"]
+    for i, name in enumerate(mrtpo):
+        mine = {run.seed: run for run in algos[name] if run.seed is not None}
+        for other in [*others, *mrtpo[i + 1:]]:
+            theirs = {run.seed: run for run in algos[other] if run.seed is not None}
+            seeds = sorted(set(mine) & set(theirs))
+            if seeds:
+                yield name, other, mine, theirs, seeds
+
+
+#: A setting's value is shown with at most this many characters in a variant's name (:func:`group_runs`).
+VARIANT_VALUE_CHARS = 24
+
+
+def _setting_label(key: str, value: str) -> str:
+    """``"mrtpo_beta=1"`` for ``("args.mrtpo_beta", "1")``: ``args.`` dropped, a JSON string shown unquoted."""
+    name = key.removeprefix("args.")
+    if value.startswith('"'):
+        try:
+            value = str(json.loads(value))
+        except ValueError:
+            pass
+    if len(value) > VARIANT_VALUE_CHARS:
+        value = value[: VARIANT_VALUE_CHARS - 1] + "…"
+    return f"{name}={value}"
+
+
+def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
+    """The algos :func:`group_runs` splits into variants, each with the settings (``run.json`` keys, as in
+    :func:`setting_differences`) in which its runs differ: ``{"mrtpo": ["args.beta_warmup_steps",
+    "args.mrtpo_beta"]}``. An algo is split only when two of its runs share a seed; ``{}`` when none does."""
+    by_algo: dict[str, list[Run]] = {}
+    for run in runs:
+        by_algo.setdefault(run.algo, []).append(run)
+    out: dict[str, list[str]] = {}
+    for algo, group in by_algo.items():
+        seeds = [run.seed for run in group if run.seed is not None]
+        if len(seeds) == len(set(seeds)):
             continue
-        theirs = {run.seed: run for run in group if run.seed is not None}
-        seeds = sorted(set(mine) & set(theirs))
-        if seeds:
-            yield other, mine, theirs, seeds
+        settings = [_settings(run, mark_implied=algo in ALGORITHMS) for run in group if run.info]
+        keys = _ordered_union(settings)
+        differ = sorted(k for k in keys if len({s.get(k, NOT_RECORDED) for s in settings}) > 1)
+        if differ:
+            out[algo] = differ
+    return out
+
+
+def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
+    """The groups a comparison reports, by name, in the order their first runs come; each sorted by seed.
+
+    A group is the runs of one algo (its seeds), named by the algo. An algo with two runs of one seed is split into
+    *variants*, one per combination of the settings in which its runs differ (:func:`variant_settings`), each named
+    ``"<algo> (<setting>=<value>, ...)"``, e.g. ``"mrtpo (beta_warmup_steps=0, mrtpo_beta=1)"`` (``args.`` dropped,
+    values of at most :data:`VARIANT_VALUE_CHARS` characters): MRTPO at two values of ``mrtpo_beta`` beside GDPO's
+    runs of the same seeds. An algo whose runs have one seed each stays one group whatever its settings
+    (:func:`run_notes` names the settings that differ).
+
+    Raises:
+        MRTPOError: two runs of one algo and seed trained with the same settings, or of which one has no
+            ``run.json`` (their settings cannot tell them apart).
+    """
+    split = variant_settings(runs)
+    groups: dict[str, list[Run]] = {}
+    combos: dict[str, tuple[str, ...]] = {}
+    for run in runs:
+        name = run.algo
+        if run.algo in split and not run.info:
+            twin = next((other for other in runs if other is not run and other.algo == run.algo
+                         and other.seed is not None and other.seed == run.seed), None)
+            if twin is not None:
+                raise MRTPOError(
+                    f"two {run.algo} runs of seed {run.seed}: {twin.path} and {run.path} ({run.path} has no "
+                    f"run.json, so its settings cannot tell the two apart); compare one of them"
+                )
+        if run.algo in split and run.info:
+            settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
+            values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
+            name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
+            n = 2
+            while combos.setdefault(name, values) != values:  # two combinations shortened to one name
+                name = f"{name.rsplit(' #', 1)[0]} #{n}"
+                n += 1
+        groups.setdefault(name, []).append(run)
+    for name, group in groups.items():
+        seen: dict[int, Run] = {}
+        for run in group:
+            if run.seed is not None and run.seed in seen:
+                why = (
+                    f"{(seen[run.seed] if not seen[run.seed].info else run).path} has no run.json, so its settings "
+                    f"cannot tell the two apart"
+                    if not (seen[run.seed].info and run.info)
+                    else "trained with the same settings"
+                )
+                raise MRTPOError(
+                    f"two {run.algo} runs of seed {run.seed}: {seen[run.seed].path} and {run.path} ({why}); "
+                    f"compare one of them"
+                )
+            if run.seed is not None:
+                seen[run.seed] = run
+        group.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
+    return groups
 
 
 def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3) -> dict[str, Any]:
     """The whole comparison as a JSON-able dict (what ``compare.json`` holds; see ``docs/compare.md``).
 
-    Runs are grouped by algo (the seeds of an algo are its runs); paired comparisons match MRTPO's run of a seed
-    with each other algo's run of the same seed, on steps to threshold per reward and on each dev metric (every
-    ``eval/`` key but :data:`NOT_DEV_METRICS`, higher is better). Two runs of one algo with the same seed, or runs
-    of different tasks, are an error.
+    Runs are grouped by algo, an algo with two runs of one seed by variant (:func:`group_runs`; the seeds of a group
+    are its runs); paired comparisons match each MRTPO group's run of a seed with each other group's run of the same
+    seed (:func:`mrtpo_pairs`), on steps to threshold per reward and on each dev metric (every ``eval/`` key but
+    :data:`NOT_DEV_METRICS`, higher is better).
+
+    Raises:
+        MRTPOError: no runs, runs of different tasks, or two runs of one algo and seed that no setting tells apart.
     """
     if not runs:
         raise MRTPOError("no runs to compare")
@@ -498,17 +597,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
     if len(tasks) > 1:
         where = "; ".join(f"{run.path}: {run.task}" for run in runs if run.task)
         raise MRTPOError(f"the runs are of different tasks ({where}); compare runs of one task")
-    algos: dict[str, list[Run]] = {}
-    for run in runs:
-        algos.setdefault(run.algo, []).append(run)
-    for algo, group in algos.items():
-        seen: dict[int, Run] = {}
-        for run in group:
-            if run.seed is not None and run.seed in seen:
-                raise MRTPOError(f"two {algo} runs of seed {run.seed}: {seen[run.seed].path} and {run.path}")
-            if run.seed is not None:
-                seen[run.seed] = run
-        group.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
+    algos = group_runs(runs)
 
     rewards = _ordered_union(run.reward_names for run in runs)
     eval_keys = _ordered_union(
@@ -563,6 +652,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         times = {run.label: time_per_step(run.rows) for run in group}
         mean_time = {p: sum(t[p] for t in times.values()) / len(times) for p in (*TIME_PARTS, "total")}
         per_algo[algo] = {
+            "algo": group[0].algo,
             "runs": [str(run.path) for run in group],
             "seeds": [run.seed for run in group],
             "steps_to_threshold": stt,
@@ -576,7 +666,9 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
             "replay_overhead_pct": 100 * mean_time["replay"] / mean_time["total"] if mean_time["total"] else None,
         }
 
-    baseline = "gdpo" if "gdpo" in per_algo else None
+    # GDPO's runs, or its first variant's, are the step-time baseline
+    baseline = next((name for name, stats in sorted(per_algo.items(), key=lambda kv: kv[0] != "gdpo")
+                     if stats["algo"] == "gdpo"), None)
     for algo, stats in per_algo.items():
         base_total = per_algo[baseline]["time_per_step"]["total"] if baseline else 0.0
         ours = stats["time_per_step"]
@@ -585,24 +677,25 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
 
     differences = setting_differences(runs)
     paired = []
-    for other, mine, theirs, seeds in mrtpo_pairs(algos):
+    for name, other, mine, theirs, seeds in mrtpo_pairs(algos):
         for r in rewards:
-            a = per_algo["mrtpo"]["steps_to_threshold"][r]["values"]
+            a = per_algo[name]["steps_to_threshold"][r]["values"]
             b = per_algo[other]["steps_to_threshold"][r]["values"]
             outcomes = {
                 str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=True) for s in seeds
             }
-            paired.append(_paired_entry(other, f"steps_to_threshold/{r}", outcomes))
+            paired.append(_paired_entry(name, other, f"steps_to_threshold/{r}", outcomes))
         for k in dev_keys:
-            a = per_algo["mrtpo"]["dev_final"][k]["values"]
+            a = per_algo[name]["dev_final"][k]["values"]
             b = per_algo[other]["dev_final"][k]["values"]
             outcomes = {
                 str(s): paired_outcome(a[mine[s].label], b[theirs[s].label], lower_is_better=False) for s in seeds
             }
             outcomes = {s: o for s, o in outcomes.items() if o is not None}
             if outcomes:
-                paired.append(_paired_entry(other, f"dev/{k.removeprefix('eval/')}", outcomes))
+                paired.append(_paired_entry(name, other, f"dev/{k.removeprefix('eval/')}", outcomes))
 
+    group_of = {id(run): name for name, group in algos.items() for run in group}
     return {
         "task": tasks[0] if tasks else None,
         "threshold": threshold,
@@ -617,6 +710,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
                 "path": str(run.path),
                 "resolved_path": str(Path(run.path).resolve()),  # which runs a compare.json is of, from any folder
                 "algo": run.algo,
+                "group": group_of[id(run)],
                 "seed": run.seed,
                 "task": run.task,
                 "finished": run.finished,
@@ -627,6 +721,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         "algos": per_algo,
         "paired": paired,
         "setting_differences": differences,
+        "variants": variant_settings(runs),
         "notes": run_notes(runs, differences),
     }
 
@@ -721,7 +816,9 @@ def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] 
     """What makes the comparison of ``runs`` less than like for like, one sentence each: a run without
     ``run.json`` (its settings cannot be checked), an unfinished run, a run that logged no training step, runs of
     one seed that started from different policies (``run.json``'s ``initial_policy``, compared by folder name), and
-    settings that differ between runs (:func:`setting_differences`, passed in when already computed)."""
+    settings that differ between runs (:func:`setting_differences`, passed in when already computed) but those
+    that tell an algo's variants apart (:func:`variant_settings`) and no run of another algo reads: the variants'
+    names show them, and pairs of variants with other algos' runs are like for like."""
     notes = []
     for run in runs:
         if not run.info:
@@ -746,6 +843,14 @@ def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] 
             notes.append(f"seed {seed}: the runs started from different policies ({starts}), so its pairs compare "
                          f"different starting points.")
     differences = setting_differences(runs) if differences is None else differences
+    split = variant_settings(runs)
+    if split:
+        known = all(run.algo in ALGORITHMS for run in runs if run.info)
+        for algo, keys in split.items():
+            outside = [_settings(run, mark_implied=known) for run in runs if run.info and run.algo != algo]
+            for key in keys:  # a setting only the split algo reads is what tells its variants apart, no more
+                if all(settings.get(key) == UNUSED for settings in outside):
+                    differences = {k: v for k, v in differences.items() if k != key}
     if differences:
         shown = []
         for key, by_value in list(differences.items())[:MAX_DIFFERENCES_SHOWN]:
@@ -768,17 +873,24 @@ def _short(text: str) -> str:
 MAX_DIFFERENCES_SHOWN = 4
 
 
-def _paired_entry(baseline: str, metric: str, outcomes: dict[str, str]) -> dict[str, Any]:
+def _display(name: str) -> str:
+    """A group's name with its algo in capitals: ``"MRTPO (mrtpo_beta=1)"``."""
+    algo, sep, rest = name.partition(" ")
+    return algo.upper() + sep + rest
+
+
+def _paired_entry(name: str, baseline: str, metric: str, outcomes: dict[str, str]) -> dict[str, Any]:
     won = sum(o == "won" for o in outcomes.values())
     tied = sum(o == "tied" for o in outcomes.values())
     lost = sum(o == "lost" for o in outcomes.values())
     return {
-        "algo": "mrtpo",
+        "algo": name,
         "baseline": baseline,
         "metric": metric,
         "seeds": outcomes,
         "won": won,
         "tied": tied,
         "lost": lost,
-        "summary": f"MRTPO beat {baseline.upper()} on {won}/{len(outcomes)} seeds, tied {tied}, lost {lost}",
+        "summary": f"{_display(name)} beat {_display(baseline)} on {won}/{len(outcomes)} seeds, tied {tied}, "
+                   f"lost {lost}",
     }

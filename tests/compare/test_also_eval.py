@@ -371,3 +371,19 @@ def test_a_tiny_real_matrix_scores_its_runs_and_the_embedded_policy(tmp_path, sh
     capsys.readouterr()
     assert main(["compare", str(out / "mrtpo-seed1"), str(out / "grpo-seed1"), "--also_eval", "unseen"]) == 0
     assert capsys.readouterr().out.count(": reused (scored in") == 3
+
+
+def test_variants_of_mrtpo_are_paired_on_the_held_out_split(runs, evaluator, tmp_path):
+    # the grpo runs become MRTPO at beta 1: two MRTPO runs per seed, told apart by mrtpo_beta
+    for folder in runs:
+        info = json.loads((folder / "run.json").read_text())
+        if info["algo"] == "grpo":
+            info["algo"] = "mrtpo"
+        info["args"]["mrtpo_beta"] = 1.0 if folder.name.startswith("grpo") else 0.5
+        (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert main(["compare", *map(str, runs), "--also_eval", "unseen"]) == 0
+    section = json.loads((tmp_path / "m" / "compare.json").read_text())["held_out"]["unseen"]
+    assert list(section["algos"]) == ["mrtpo (mrtpo_beta=0.5)", "mrtpo (mrtpo_beta=1)"]
+    paired = {p["metric"]: p for p in section["paired"]}["held_out/unseen/prompt_level_strict_acc"]
+    assert (paired["algo"], paired["baseline"]) == ("mrtpo (mrtpo_beta=0.5)", "mrtpo (mrtpo_beta=1)")
+    assert paired["seeds"] == {"1": "won", "2": "tied", "3": "lost"}  # 0.2/0.4/0.6 vs 0.1/0.4/0.7

@@ -21,7 +21,7 @@ from mrtpo_sdk.compare.stats import (
 from mrtpo_sdk.compare.report import render_markdown
 from mrtpo_sdk.errors import MRTPOError
 
-from .conftest import write_run
+from .conftest import step_curve, write_run
 
 ALGOS = ("mrtpo", "gdpo", "grpo")
 
@@ -505,3 +505,87 @@ def test_notes_print_brackets_in_paths_and_settings_as_written(tmp_path, capsys)
     out = capsys.readouterr().out
     assert 'task_options.semantics: "[bold]x[red]y" (mrtpo seed1) vs "[/tmp/x]" (gdpo seed1).' in out
     assert f"md:   {tmp_path / '[exp]' / 'compare.md'}" in out
+
+
+# ------------------------------------------------------------------------------------------------ variants
+
+
+def _variant_runs(tmp_path):
+    """MRTPO at beta 0.5 (warmed up over 3 steps) and at beta 1 (from step 1), and GDPO, seeds 1 and 2; dev
+    execution_accuracy: beta 1 0.30, 0.20; beta 0.5 0.10, 0.20; GDPO 0.20, 0.20."""
+    folders = []
+    for name, algo, beta, warmup, accs in (("mrtpo", "mrtpo", 0.5, 3, (0.1, 0.2)),
+                                           ("beta1", "mrtpo", 1.0, 0, (0.3, 0.2)),
+                                           ("gdpo", "gdpo", 0.5, 3, (0.2, 0.2))):
+        for seed, acc in zip((1, 2), accs):
+            folder = write_run(tmp_path / name / f"{algo}-seed{seed}", algo=algo, seed=seed,
+                               curves={"r": step_curve(4 if name == "beta1" else 6)},
+                               dev_final={"execution_accuracy": acc})
+            folders.append(_edit_run_json(folder, args__mrtpo_beta=beta, args__beta_warmup_steps=warmup,
+                                          args__learning_rate=1e-5, args__algo=algo, args__output_dir=str(folder)))
+    return folders
+
+
+def test_runs_of_one_algo_and_seed_with_other_settings_are_compared_as_variants(tmp_path):
+    from mrtpo_sdk.compare.report import render_markdown, write_report
+
+    runs = [load_run(f) for f in _variant_runs(tmp_path)]
+    report = compare_runs(runs)
+    beta1, warmed = "mrtpo (beta_warmup_steps=0, mrtpo_beta=1)", "mrtpo (beta_warmup_steps=3, mrtpo_beta=0.5)"
+    assert list(report["algos"]) == [warmed, beta1, "gdpo"]
+    assert report["variants"] == {"mrtpo": ["args.beta_warmup_steps", "args.mrtpo_beta"]}
+    assert report["algos"][beta1]["algo"] == "mrtpo" and report["algos"][beta1]["seeds"] == [1, 2]
+    assert report["algos"][beta1]["dev_final"]["eval/execution_accuracy"]["mean"] == pytest.approx(0.25)
+    assert [r["group"] for r in report["runs"]] == [warmed, warmed, beta1, beta1, "gdpo", "gdpo"]
+    # each variant against GDPO, then the variants against each other
+    dev = {(p["algo"], p["baseline"]): p for p in report["paired"] if p["metric"] == "dev/execution_accuracy"}
+    assert list(dev) == [(warmed, "gdpo"), (warmed, beta1), (beta1, "gdpo")]
+    assert dev[(beta1, "gdpo")]["seeds"] == {"1": "won", "2": "tied"}
+    assert dev[(warmed, "gdpo")]["seeds"] == {"1": "lost", "2": "tied"}
+    assert dev[(warmed, beta1)]["summary"] == (
+        "MRTPO (beta_warmup_steps=3, mrtpo_beta=0.5) beat MRTPO (beta_warmup_steps=0, mrtpo_beta=1) on 0/2 seeds, "
+        "tied 1, lost 1")
+    steps = {(p["algo"], p["baseline"]): p["seeds"] for p in report["paired"] if p["metric"] == "steps_to_threshold/r"}
+    assert steps[(beta1, "gdpo")] == {"1": "won", "2": "won"}  # 0.8 at step 4 vs 6
+    # GDPO reads neither setting: the pairs are like for like, and the variants' names say what differs
+    assert report["notes"] == [] and report["baseline"] == "gdpo"
+    assert set(report["setting_differences"]) == {"args.beta_warmup_steps", "args.mrtpo_beta"}
+    md = render_markdown(report)
+    assert "Variants: runs of one algo and seed that differ in their settings are compared as variants of it, " \
+           "each named by its values of those settings (mrtpo by `args.beta_warmup_steps`, `args.mrtpo_beta`)" in md
+    assert f"| {beta1} | 2 | 4 (4–4) |" in md
+    assert f"| {beta1} | 2 | 12 | yes |" in md
+    assert "Not like for like" not in md
+    assert write_report(report, runs, tmp_path / "report")["png"].stat().st_size > 0
+
+
+def test_a_variant_setting_another_algo_reads_is_still_named_as_a_difference(tmp_path):
+    folders = _variant_runs(tmp_path)
+    for folder in folders[2:4]:  # MRTPO at beta 1 also at another learning rate, which GDPO reads too
+        _edit_run_json(folder, args__learning_rate=1e-6)
+    report = compare_runs([load_run(f) for f in folders])
+    assert report["variants"] == {"mrtpo": ["args.beta_warmup_steps", "args.learning_rate", "args.mrtpo_beta"]}
+    assert "mrtpo (beta_warmup_steps=0, learning_rate=1e-06, mrtpo_beta=1)" in report["algos"]
+    [note] = report["notes"]
+    assert note.startswith("the runs were trained with different settings") and "args.learning_rate" in note
+    assert "args.mrtpo_beta" not in note
+
+
+def test_two_runs_of_one_algo_and_seed_that_no_setting_tells_apart_are_an_error(tmp_path):
+    a = write_run(tmp_path / "a" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]})
+    b = write_run(tmp_path / "b" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]}, run_json=False)
+    with pytest.raises(MRTPOError, match=r"two mrtpo runs of seed 1: .*a/mrtpo-seed1 and .*b/mrtpo-seed1 \(.*b/mrtpo-"
+                                         r"seed1 has no run.json, so its settings cannot tell the two apart\)"):
+        compare_runs([load_run(a), load_run(b, ALGOS)])
+    _edit_run_json(a, args__mrtpo_beta=1.0)
+    _edit_run_json(write_run(b, algo="mrtpo", seed=1, curves={"r": [1.0]}), args__mrtpo_beta=1)
+    with pytest.raises(MRTPOError, match=r"\(trained with the same settings\); compare one of them"):
+        compare_runs([load_run(a), load_run(b)])
+    # variants of MRTPO, and a run without run.json that shares a seed with one of them
+    c = write_run(tmp_path / "c" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]})
+    _edit_run_json(c, args__mrtpo_beta=0.5)
+    d = write_run(tmp_path / "d" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]}, run_json=False)
+    with pytest.raises(MRTPOError, match=r"\(.*d/mrtpo-seed1 has no run.json, so its settings cannot tell the two "
+                                         r"apart\)"):
+        compare_runs([load_run(a), load_run(c), load_run(d, ALGOS)])
+    assert list(compare_runs([load_run(a), load_run(c)])["algos"]) == ["mrtpo (mrtpo_beta=1)", "mrtpo (mrtpo_beta=0.5)"]
