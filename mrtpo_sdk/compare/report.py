@@ -362,7 +362,7 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     variants = variants_note(report)
     if variants:
-        console.print(f"note: {variants}", highlight=False, soft_wrap=True)
+        console.print(variants, highlight=False, soft_wrap=True)
     shown = 0
     for p in report["paired"]:
         if p["metric"].count("/") > 1:  # per-category breakdowns (dev/ast_accuracy/simple, ...): compare.md has them

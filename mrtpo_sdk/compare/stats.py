@@ -507,7 +507,8 @@ def _setting_label(key: str, value: str) -> str:
 def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
     """The algos :func:`group_runs` splits into variants, each with the settings (``run.json`` keys, as in
     :func:`setting_differences`) in which its runs differ: ``{"mrtpo": ["args.beta_warmup_steps",
-    "args.mrtpo_beta"]}``. An algo is split only when two of its runs share a seed; ``{}`` when none does."""
+    "args.mrtpo_beta"]}``: those its runs record with two or more values (a setting recorded by some runs only, with
+    one value, splits nothing). An algo is split only when two of its runs share a seed; ``{}`` when none does."""
     by_algo: dict[str, list[Run]] = {}
     for run in runs:
         by_algo.setdefault(run.algo, []).append(run)
@@ -518,7 +519,8 @@ def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
             continue
         settings = [_settings(run, mark_implied=algo in ALGORITHMS) for run in group if run.info]
         keys = _ordered_union(settings)
-        differ = sorted(k for k in keys if len({s.get(k, NOT_RECORDED) for s in settings}) > 1)
+        # a setting some runs do not record (an older run.json) tells no variant apart by that alone
+        differ = sorted(k for k in keys if len({s[k] for s in settings if k in s}) > 1)
         if differ:
             out[algo] = differ
     return out
@@ -535,8 +537,8 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
     (:func:`run_notes` names the settings that differ).
 
     Raises:
-        MRTPOError: two runs of one algo and seed trained with the same settings, or of which one has no
-            ``run.json`` (their settings cannot tell them apart).
+        MRTPOError: two runs of one algo and seed that no recorded setting tells apart, or of which one has no
+            ``run.json``.
     """
     split = variant_settings(runs)
     groups: dict[str, list[Run]] = {}
@@ -568,7 +570,7 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
                     f"{(seen[run.seed] if not seen[run.seed].info else run).path} has no run.json, so its settings "
                     f"cannot tell the two apart"
                     if not (seen[run.seed].info and run.info)
-                    else "trained with the same settings"
+                    else "no setting they record tells them apart"
                 )
                 raise MRTPOError(
                     f"two {run.algo} runs of seed {run.seed}: {seen[run.seed].path} and {run.path} ({why}); "

@@ -557,6 +557,10 @@ def test_runs_of_one_algo_and_seed_with_other_settings_are_compared_as_variants(
     assert f"| {beta1} | 2 | 12 | yes |" in md
     assert "Not like for like" not in md
     assert write_report(report, runs, tmp_path / "report")["png"].stat().st_size > 0
+    # a setting one run of a variant does not record (an older run.json), with one value elsewhere, splits nothing
+    folders = _variant_runs(tmp_path / "older")
+    _edit_run_json(folders[0], data=None)
+    assert list(compare_runs([load_run(f) for f in folders])["algos"]) == [warmed, beta1, "gdpo"]
 
 
 def test_a_variant_setting_another_algo_reads_is_still_named_as_a_difference(tmp_path):
@@ -579,7 +583,11 @@ def test_two_runs_of_one_algo_and_seed_that_no_setting_tells_apart_are_an_error(
         compare_runs([load_run(a), load_run(b, ALGOS)])
     _edit_run_json(a, args__mrtpo_beta=1.0)
     _edit_run_json(write_run(b, algo="mrtpo", seed=1, curves={"r": [1.0]}), args__mrtpo_beta=1)
-    with pytest.raises(MRTPOError, match=r"\(trained with the same settings\); compare one of them"):
+    with pytest.raises(MRTPOError, match=r"\(no setting they record tells them apart\); compare one of them"):
+        compare_runs([load_run(a), load_run(b)])
+    # a setting only one of them records (an older run.json) tells them apart no better
+    _edit_run_json(b, args__data_seed=3)
+    with pytest.raises(MRTPOError, match=r"no setting they record tells them apart"):
         compare_runs([load_run(a), load_run(b)])
     # variants of MRTPO, and a run without run.json that shares a seed with one of them
     c = write_run(tmp_path / "c" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]})
