@@ -526,6 +526,28 @@ def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
     return out
 
 
+def group_names(runs: Sequence[Run], split: dict[str, list[str]] | None = None) -> list[str]:
+    """Each run's group name in :func:`group_runs`, in the order of ``runs``: its algo, or for an algo that
+    :func:`variant_settings` (``split``, computed when ``None``) splits, ``"<algo> (<setting>=<value>, ...)"`` (a run
+    without ``run.json`` keeps its algo's name). Two combinations of values shortened to one name are told apart by
+    ``" #2"``, ``" #3"``, ...; nothing is checked here."""
+    split = variant_settings(runs) if split is None else split
+    names: list[str] = []
+    combos: dict[str, tuple[str, ...]] = {}
+    for run in runs:
+        name = run.algo
+        if run.algo in split and run.info:
+            settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
+            values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
+            name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
+            n = 2
+            while combos.setdefault(name, values) != values:  # two combinations shortened to one name
+                name = f"{name.rsplit(' #', 1)[0]} #{n}"
+                n += 1
+        names.append(name)
+    return names
+
+
 def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
     """The groups a comparison reports, by name, in the order their first runs come; each sorted by seed.
 
@@ -541,10 +563,7 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
             ``run.json``.
     """
     split = variant_settings(runs)
-    groups: dict[str, list[Run]] = {}
-    combos: dict[str, tuple[str, ...]] = {}
     for run in runs:
-        name = run.algo
         if run.algo in split and not run.info:
             twin = next((other for other in runs if other is not run and other.algo == run.algo
                          and other.seed is not None and other.seed == run.seed), None)
@@ -553,14 +572,8 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
                     f"two {run.algo} runs of seed {run.seed}: {twin.path} and {run.path} ({run.path} has no "
                     f"run.json, so its settings cannot tell the two apart); compare one of them"
                 )
-        if run.algo in split and run.info:
-            settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
-            values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
-            name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
-            n = 2
-            while combos.setdefault(name, values) != values:  # two combinations shortened to one name
-                name = f"{name.rsplit(' #', 1)[0]} #{n}"
-                n += 1
+    groups: dict[str, list[Run]] = {}
+    for run, name in zip(runs, group_names(runs, split)):
         groups.setdefault(name, []).append(run)
     for name, group in groups.items():
         seen: dict[int, Run] = {}
@@ -784,7 +797,7 @@ def _settings(run: Run, *, mark_implied: bool) -> dict[str, str]:
 
 def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     """The settings the runs do not share: ``{"args.learning_rate": {"1e-05": ["mrtpo seed1", ...], "1e-06":
-    [...]}}`` over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
+    [...]}}`` (each run named by its group, :func:`group_names`, and its seed) over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
     ``run.json``, but :data:`PER_RUN_SETTINGS`. Values are JSON text (integral floats as ints: ``1.0`` is ``1``);
     a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter; a reward
     aggregation that follows the run's algo shows as ``(follows algo)``, and a setting the run's algo does not read
@@ -792,9 +805,9 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     differs from no value: a setting only MRTPO runs read, on which they agree, is no difference. Both only when
     every run's algo is one of :data:`~mrtpo_sdk.trainer.algos.ALGORITHMS` (otherwise each run's value is shown as
     recorded). Runs without ``run.json`` are left out (:func:`run_notes` names them)."""
-    with_info = [run for run in runs if run.info]
-    known = all(run.algo in ALGORITHMS for run in with_info)
-    recorded = [(f"{run.algo} {run.label}", _settings(run, mark_implied=known)) for run in with_info]
+    named = [(run, name) for run, name in zip(runs, group_names(runs)) if run.info]
+    known = all(run.algo in ALGORITHMS for run, _ in named)
+    recorded = [(f"{name} {run.label}", _settings(run, mark_implied=known)) for run, name in named]
     if len(recorded) < 2:
         return {}
     keys = _ordered_union(settings for _, settings in recorded)

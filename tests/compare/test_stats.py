@@ -549,6 +549,9 @@ def test_runs_of_one_algo_and_seed_with_other_settings_are_compared_as_variants(
     assert steps[(beta1, "gdpo")] == {"1": "won", "2": "won"}  # 0.8 at step 4 vs 6
     # GDPO reads neither setting: the pairs are like for like, and the variants' names say what differs
     assert report["notes"] == [] and report["baseline"] == "gdpo"
+    assert report["setting_differences"]["args.mrtpo_beta"] == {
+        "0.5": [f"{warmed} seed1", f"{warmed} seed2"], "1": [f"{beta1} seed1", f"{beta1} seed2"],
+        "(unused by algo)": ["gdpo seed1", "gdpo seed2"]}
     assert set(report["setting_differences"]) == {"args.beta_warmup_steps", "args.mrtpo_beta"}
     md = render_markdown(report)
     assert "Variants: runs of one algo and seed that differ in their settings are compared as variants of it, " \
