@@ -540,9 +540,9 @@ def group_names(runs: Sequence[Run], split: dict[str, list[str]] | None = None) 
             settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
             values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
             name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
-            n = 2
+            base, n = name, 2
             while combos.setdefault(name, values) != values:  # two combinations shortened to one name
-                name = f"{name.rsplit(' #', 1)[0]} #{n}"
+                name = f"{base} #{n}"
                 n += 1
         names.append(name)
     return names
