@@ -406,6 +406,9 @@ def _compare_dirs(run_dirs: list[Path], args) -> int:
     runs = _load_runs(run_dirs)
     output_dir = Path(args.output_dir) if args.output_dir else default_report_dir(run_dirs)
     check_report_target(output_dir, run_dirs, overwrite=args.overwrite_report)
+    from .stats import group_runs
+
+    group_runs(runs)  # runs that cannot be grouped are one error line before any held-out evaluation
     return _report(runs, args, output_dir, _held_out(runs, args, output_dir))
 
 
