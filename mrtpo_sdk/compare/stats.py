@@ -507,8 +507,9 @@ def _setting_label(key: str, value: str) -> str:
 def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
     """The algos :func:`group_runs` splits into variants, each with the settings (``run.json`` keys, as in
     :func:`setting_differences`) in which its runs differ: ``{"mrtpo": ["args.beta_warmup_steps",
-    "args.mrtpo_beta"]}``: those its runs record with two or more values (a setting recorded by some runs only, with
-    one value, splits nothing). An algo is split only when two of its runs share a seed; ``{}`` when none does."""
+    "args.mrtpo_beta"]}``: those that two runs of one seed record with two values (a setting that differs only
+    between seeds, or that one of them does not record, splits nothing). An algo is split only when two of its runs
+    share a seed; ``{}`` when none does."""
     by_algo: dict[str, list[Run]] = {}
     for run in runs:
         by_algo.setdefault(run.algo, []).append(run)
@@ -517,10 +518,14 @@ def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
         seeds = [run.seed for run in group if run.seed is not None]
         if len(seeds) == len(set(seeds)):
             continue
-        settings = [_settings(run, mark_implied=algo in ALGORITHMS) for run in group if run.info]
-        keys = _ordered_union(settings)
-        # a setting some runs do not record (an older run.json) tells no variant apart by that alone
-        differ = sorted(k for k in keys if len({s[k] for s in settings if k in s}) > 1)
+        # only what tells two runs of one seed apart names variants: a setting that differs between seeds alone
+        # stays a note (run_notes); a setting some runs do not record (an older run.json) splits nothing by that alone
+        differ_set: set[str] = set()
+        for seed in {s for s in seeds if seeds.count(s) > 1}:
+            twins = [run for run in group if run.info and run.seed == seed]
+            settings = [_settings(run, mark_implied=algo in ALGORITHMS) for run in twins]
+            differ_set |= {k for k in _ordered_union(settings) if len({s[k] for s in settings if k in s}) > 1}
+        differ = sorted(differ_set)
         if differ:
             out[algo] = differ
     return out

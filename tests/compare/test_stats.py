@@ -564,6 +564,10 @@ def test_runs_of_one_algo_and_seed_with_other_settings_are_compared_as_variants(
     folders = _variant_runs(tmp_path / "older")
     _edit_run_json(folders[0], data=None)
     assert list(compare_runs([load_run(f) for f in folders])["algos"]) == [warmed, beta1, "gdpo"]
+    # a setting that differs between seeds only (logging on seed 2 of the warmed-up runs) splits nothing
+    _edit_run_json(folders[1], args__logging_steps=5)
+    report = compare_runs([load_run(f) for f in folders])
+    assert list(report["algos"]) == [warmed, beta1, "gdpo"] and "args.logging_steps" in report["notes"][0]
 
 
 def test_a_variant_setting_another_algo_reads_is_still_named_as_a_difference(tmp_path):
