@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,6 +20,7 @@ __all__ = [
     "plot_comparison",
     "print_table",
     "render_markdown",
+    "group_looks",
     "variants_note",
     "write_report",
 ]
@@ -56,16 +58,24 @@ def interval_note(report: dict[str, Any]) -> str | None:
 
 def variants_note(report: dict[str, Any]) -> str | None:
     """The line that says which algos are compared as variants and by which settings (``compare.json``'s
-    ``variants``); ``None`` when no algo is split."""
+    ``variants``), and, where a variant's name shows a value cut short (``…``) or is numbered (``#2``), every
+    variant's values whole (``variant_values``); ``None`` when no algo is split."""
     variants = report.get("variants") or {}
     if not variants:
         return None
     parts = [f"{algo} by {', '.join(f'`{k}`' for k in keys)}" for algo, keys in variants.items()]
-    return (
+    note = (
         f"Variants: runs of one algo and seed that differ in their settings are compared as variants of it, each "
         f"named by its values of those settings ({'; '.join(parts)}); each MRTPO variant is paired with every other "
         f"group's run of the same seed."
     )
+    values = report.get("variant_values") or {}
+    if any("…" in name or " #" in name for name in values):
+        note += " Their values in full: " + "; ".join(
+            f"{name}: " + ", ".join(f"{k.removeprefix('args.')}={v}" for k, v in settings.items())
+            for name, settings in values.items()
+        ) + "."
+    return note
 
 
 def _step(v: float | None, last: int) -> str:
@@ -261,6 +271,26 @@ def held_out_markdown(split: str, section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def group_looks(algo_of: dict[str, str]) -> dict[str, tuple[int, str, str]]:
+    """How ``compare.png`` draws each group (name -> its algo, in report order): ``(colour index in matplotlib's
+    tab10, line style, marker)``. An algo has one colour in every plot (MRTPO 0, GDPO 1, GRPO 2, others after them
+    in order); its variants differ in line style, then marker: 24 variants of one algo look different."""
+    styles = ("-", "--", ":", "-.")
+    markers = ("o", "s", "^", "D", "v", "P")
+    known = ("mrtpo", "gdpo", "grpo")
+    others = [algo for algo in dict.fromkeys(algo_of.values()) if algo not in known]
+    look: dict[str, tuple[int, str, str]] = {}
+    for name, algo in algo_of.items():
+        color = known.index(algo) if algo in known else (len(known) + others.index(algo)) % 10
+        i = sum(v[0] == color for v in look.values())
+        look[name] = (color, styles[i % len(styles)], markers[(i // len(styles)) % len(markers)])
+    return look
+
+
+#: A legend entry longer than this many characters is wrapped, and the legend goes below the panels.
+LEGEND_CHARS = 40
+
+
 def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> Path:
     """``compare.png``: one panel per reward (train curve) and per ``eval/*`` metric; per algo the mean over seeds
     with a min–max band; the threshold as a dashed line on the reward panels."""
@@ -274,17 +304,17 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
     panels += [(k, f"dev: {k.removeprefix('eval/')}", False) for k in report["dev_metrics"] if k.count("/") == 1]
     ncols = min(4, max(1, len(panels)))
     nrows = max(1, math.ceil(len(panels) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
-    colors = plt.get_cmap("tab10").colors
-    styles = ("-", "--", ":", "-.")
     groups = group_runs(runs)
-    known = ("mrtpo", "gdpo", "grpo")  # the same colour for an algo in every plot, whatever the input order
-    algo_order = list(dict.fromkeys(group[0].algo for group in groups.values()))
-    look = {}  # group -> (colour of its algo, line style of its variant)
-    for name, group in groups.items():
-        algo = group[0].algo
-        color = colors[known.index(algo) if algo in known else (len(known) + algo_order.index(algo)) % len(colors)]
-        look[name] = (color, styles[sum(v[0] == color for v in look.values()) % len(styles)])
+    look = group_looks({name: group[0].algo for name, group in groups.items()})
+    labels = {name: f"{name} (n={len(groups[name])})" for name in report["algos"] if name in groups}
+    # a few short names fit in the first panel; more, or longer ones, go in one legend below all panels
+    below = len(labels) > 4 or any(len(label) > LEGEND_CHARS for label in labels.values())
+    legend_cols = max(1, min(len(labels), ncols))
+    lines_per_label = max((len(textwrap.wrap(label, LEGEND_CHARS)) for label in labels.values()), default=1)
+    legend_inches = 0.18 * lines_per_label * math.ceil(len(labels) / legend_cols) + 0.2 if below else 0.0
+    height = 3.2 * nrows + legend_inches
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, height), squeeze=False)
+    colors = plt.get_cmap("tab10").colors
     for i, (key, title, is_reward) in enumerate(panels):
         ax = axes[i // ncols][i % ncols]
         for name in report["algos"]:
@@ -292,10 +322,11 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
             if not pts:
                 continue
             steps = [p[0] for p in pts]
-            color, style = look[name]
-            marker = None if is_reward and len(pts) > 20 else "o"
-            ax.plot(steps, [p[1] for p in pts], color=color, linestyle=style, marker=marker, markersize=3,
-                    label=f"{name} (n={len(groups[name])})")
+            color, style, marker = look[name]
+            color = colors[color]
+            ax.plot(steps, [p[1] for p in pts], color=color, linestyle=style,
+                    marker=None if is_reward and len(pts) > 20 else marker, markersize=3,
+                    label=textwrap.fill(labels[name], LEGEND_CHARS) if below else labels[name])
             if any(p[4] > 1 for p in pts):
                 ax.fill_between(steps, [p[2] for p in pts], [p[3] for p in pts], color=color, alpha=0.2, linewidth=0)
         if is_reward:
@@ -307,7 +338,7 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
-        if i == 0:
+        if i == 0 and not below:
             ax.legend(fontsize=8)
     for k in range(len(panels), nrows * ncols):
         axes[k // ncols][k % ncols].axis("off")
@@ -315,7 +346,14 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
         f"{report.get('task') or 'runs'}: mean over seeds, band = min–max (train: rewards/<r>/mean; dev: eval/*)",
         fontsize=10,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.97))  # room for the title above the first row
+    if below and panels:
+        entries: dict[str, Any] = {}  # every group once, from whichever panel drew it
+        for ax in axes.flat:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(name, handle)
+        fig.legend(list(entries.values()), list(entries), loc="lower center", ncol=legend_cols, fontsize=8,
+                   frameon=False)
+    fig.tight_layout(rect=(0, legend_inches / height, 1, 0.97))  # room for the title above, the legend below
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     plt.close(fig)

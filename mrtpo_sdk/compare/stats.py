@@ -56,6 +56,7 @@ __all__ = [
     "time_per_step",
     "unit_range",
     "variant_settings",
+    "variant_values",
 ]
 
 #: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond 30: 1.96).
@@ -531,26 +532,42 @@ def variant_settings(runs: Sequence[Run]) -> dict[str, list[str]]:
     return out
 
 
+def variant_values(runs: Sequence[Run], split: dict[str, list[str]] | None = None) -> dict[str, dict[str, str]]:
+    """Each variant's values of the settings that name it: ``{"mrtpo (mrtpo_beta=1)": {"args.mrtpo_beta": "1"}}``
+    (JSON text as in :func:`setting_differences`, whole: a name shows at most :data:`VARIANT_VALUE_CHARS` characters
+    of each; a reward aggregation that follows the algo as the algo's own). Only the groups :func:`group_names` names
+    by settings; ``{}`` when no algo is split."""
+    split = variant_settings(runs) if split is None else split
+    return {name: values for name, values in _variant_groups(runs, split) if values is not None}
+
+
 def group_names(runs: Sequence[Run], split: dict[str, list[str]] | None = None) -> list[str]:
     """Each run's group name in :func:`group_runs`, in the order of ``runs``: its algo, or for an algo that
     :func:`variant_settings` (``split``, computed when ``None``) splits, ``"<algo> (<setting>=<value>, ...)"`` (a run
     without ``run.json`` keeps its algo's name). Two combinations of values shortened to one name are told apart by
-    ``" #2"``, ``" #3"``, ...; nothing is checked here."""
+    ``" #2"``, ``" #3"``, ... (:func:`variant_values` has them whole); nothing is checked here."""
     split = variant_settings(runs) if split is None else split
-    names: list[str] = []
+    return [name for name, _ in _variant_groups(runs, split)]
+
+
+def _variant_groups(runs: Sequence[Run], split: dict[str, list[str]]) -> list[tuple[str, dict[str, str] | None]]:
+    out: list[tuple[str, dict[str, str] | None]] = []
     combos: dict[str, tuple[str, ...]] = {}
     for run in runs:
-        name = run.algo
-        if run.algo in split and run.info:
-            settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
-            values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
-            name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
-            base, n = name, 2
-            while combos.setdefault(name, values) != values:  # two combinations shortened to one name
-                name = f"{base} #{n}"
-                n += 1
-        names.append(name)
-    return names
+        if not (run.algo in split and run.info):
+            out.append((run.algo, None))
+            continue
+        settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
+        if settings.get(AGGREGATION) == FOLLOWS_ALGO:  # a name shows the value, not where it came from
+            settings[AGGREGATION] = json.dumps(aggregation_of(run.algo))
+        values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
+        name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
+        base, n = name, 2
+        while combos.setdefault(name, values) != values:  # two combinations shortened to one name
+            name = f"{base} #{n}"
+            n += 1
+        out.append((name, dict(zip(split[run.algo], values))))
+    return out
 
 
 def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
@@ -584,12 +601,7 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
         seen: dict[int, Run] = {}
         for run in group:
             if run.seed is not None and run.seed in seen:
-                why = (
-                    f"{(seen[run.seed] if not seen[run.seed].info else run).path} has no run.json, so its settings "
-                    f"cannot tell the two apart"
-                    if not (seen[run.seed].info and run.info)
-                    else "no setting they record tells them apart"
-                )
+                why = _twins_why(seen[run.seed], run)
                 raise MRTPOError(
                     f"two {run.algo} runs of seed {run.seed}: {seen[run.seed].path} and {run.path} ({why}); "
                     f"compare one of them"
@@ -598,6 +610,26 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
                 seen[run.seed] = run
         group.sort(key=lambda r: (r.seed is None, r.seed or 0, str(r.path)))
     return groups
+
+
+def _twins_why(a: Run, b: Run) -> str:
+    """Why two runs of one algo and seed fall into one group (:func:`group_runs`)."""
+    if not (a.info and b.info):
+        return f"{(a if not a.info else b).path} has no run.json, so its settings cannot tell the two apart"
+    sa = _settings(a, mark_implied=a.algo in ALGORITHMS)
+    sb = _settings(b, mark_implied=b.algo in ALGORITHMS)
+    one_sided = sorted(set(sa) ^ set(sb))
+    if not one_sided:
+        return "no setting they record tells them apart"
+    shown = ", ".join(k.removeprefix("args.") for k in one_sided[:MAX_DIFFERENCES_SHOWN])
+    more = f" and {len(one_sided) - MAX_DIFFERENCES_SHOWN} more" if len(one_sided) > MAX_DIFFERENCES_SHOWN else ""
+    lacking = " and ".join(
+        f"{run.path} does not record {', '.join(k.removeprefix('args.') for k in keys)}"
+        for run, keys in ((a, [k for k in one_sided if k not in sa]), (b, [k for k in one_sided if k not in sb]))
+        if keys
+    )
+    return (f"they differ only in {shown}{more}, which only one of them records ({lacking}: a run.json written by "
+            f"an older version), so no recorded setting tells them apart")
 
 
 def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3) -> dict[str, Any]:
@@ -742,6 +774,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         "paired": paired,
         "setting_differences": differences,
         "variants": variant_settings(runs),
+        "variant_values": variant_values(runs),
         "notes": run_notes(runs, differences),
     }
 
@@ -756,6 +789,12 @@ PER_RUN_SETTINGS = frozenset({
 
 #: The ``run.json`` sections whose entries are compared between runs (:func:`setting_differences`).
 SETTING_SECTIONS = ("args", "script_args", "model_args", "task_options")
+
+#: The reward aggregation setting, compared only where it departs from the one the run's algo implies.
+AGGREGATION = "args.multi_objective_aggregation"
+
+#: What a reward aggregation that is the one the run's algo implies shows as in :func:`setting_differences`.
+FOLLOWS_ALGO = "(follows algo)"
 
 #: What a setting a run does not record shows as in :func:`setting_differences`.
 NOT_RECORDED = "(not recorded)"
@@ -793,8 +832,8 @@ def _settings(run: Run, *, mark_implied: bool) -> dict[str, str]:
             out[section] = _setting_text(values)  # not a mapping: compared whole
     if "data" in run.info:
         out["data"] = _setting_text(run.info["data"])
-    if mark_implied and out.get("args.multi_objective_aggregation") == json.dumps(aggregation_of(run.algo)):
-        out["args.multi_objective_aggregation"] = "(follows algo)"
+    if mark_implied and out.get(AGGREGATION) == json.dumps(aggregation_of(run.algo)):
+        out[AGGREGATION] = FOLLOWS_ALGO
     if mark_implied:
         out.update({f"args.{name}": UNUSED for name in unused_settings(run.algo)})
     return {k: v for k, v in out.items() if k not in PER_RUN_SETTINGS}
@@ -853,13 +892,14 @@ def run_notes(runs: Sequence[Run], differences: dict[str, dict[str, list[str]]] 
             of = f" of {planned}" if _is_number(planned) else ""
             notes.append(f"{run.path} is unfinished (last step {run.last_step}{of}): it is compared on the steps it "
                          f"logged.")
+    names = {id(run): name for run, name in zip(runs, group_names(runs))}
     by_seed: dict[int, list[Run]] = {}
     for run in runs:
         if run.seed is not None and run.initial_policy is not None:
             by_seed.setdefault(run.seed, []).append(run)
     for seed, group in sorted(by_seed.items()):
         if len({_policy_name(run.initial_policy or "") for run in group}) > 1:
-            starts = "; ".join(f"{run.algo}: {_short(run.initial_policy or '')}" for run in group)
+            starts = "; ".join(f"{names[id(run)]}: {_short(run.initial_policy or '')}" for run in group)
             notes.append(f"seed {seed}: the runs started from different policies ({starts}), so its pairs compare "
                          f"different starting points.")
     differences = setting_differences(runs) if differences is None else differences

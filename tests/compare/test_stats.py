@@ -592,9 +592,11 @@ def test_two_runs_of_one_algo_and_seed_that_no_setting_tells_apart_are_an_error(
     _edit_run_json(write_run(b, algo="mrtpo", seed=1, curves={"r": [1.0]}), args__mrtpo_beta=1)
     with pytest.raises(MRTPOError, match=r"\(no setting they record tells them apart\); compare one of them"):
         compare_runs([load_run(a), load_run(b)])
-    # a setting only one of them records (an older run.json) tells them apart no better
+    # a setting only one of them records (an older run.json) tells them apart no better; the error names it
     _edit_run_json(b, args__data_seed=3)
-    with pytest.raises(MRTPOError, match=r"no setting they record tells them apart"):
+    with pytest.raises(MRTPOError, match=r"\(they differ only in data_seed, which only one of them records \(.*a/"
+                                         r"mrtpo-seed1 does not record data_seed: a run.json written by an older "
+                                         r"version\), so no recorded setting tells them apart\); compare one of them"):
         compare_runs([load_run(a), load_run(b)])
     # variants of MRTPO, and a run without run.json that shares a seed with one of them
     c = write_run(tmp_path / "c" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": [1.0]})
@@ -604,3 +606,77 @@ def test_two_runs_of_one_algo_and_seed_that_no_setting_tells_apart_are_an_error(
                                          r"apart\)"):
         compare_runs([load_run(a), load_run(c), load_run(d, ALGOS)])
     assert list(compare_runs([load_run(a), load_run(c)])["algos"]) == ["mrtpo (mrtpo_beta=1)", "mrtpo (mrtpo_beta=0.5)"]
+
+
+def test_a_variant_named_by_its_reward_aggregation_shows_the_value_its_algo_implies(tmp_path):
+    folders = _variant_runs(tmp_path)
+    for i, folder in enumerate(folders):  # beta 1 sums then normalizes; the others aggregate as their algo implies
+        _edit_run_json(folder, args__multi_objective_aggregation="sum_then_normalize" if i in (2, 3) else
+                       "normalize_then_sum")
+    report = compare_runs([load_run(f) for f in folders])
+    assert list(report["algos"]) == [
+        "mrtpo (beta_warmup_steps=3, mrtpo_beta=0.5, multi_objective_aggregation=normalize_then_sum)",
+        "mrtpo (beta_warmup_steps=0, mrtpo_beta=1, multi_objective_aggregation=sum_then_normalize)", "gdpo"]
+    assert report["setting_differences"]["args.multi_objective_aggregation"]["(follows algo)"][0] == (
+        "mrtpo (beta_warmup_steps=3, mrtpo_beta=0.5, multi_objective_aggregation=normalize_then_sum) seed1")
+
+
+def test_variant_values_cut_to_one_name_are_numbered_and_spelled_out_in_full(tmp_path):
+    from mrtpo_sdk.compare.report import render_markdown
+    from mrtpo_sdk.compare.stats import VARIANT_VALUE_CHARS
+
+    stem = "x" * VARIANT_VALUE_CHARS
+    folders = _variant_runs(tmp_path)
+    for folder, tag in zip(folders[:4], ("a", "a", "b", "b")):
+        _edit_run_json(folder, args__mrtpo_beta=0.5, args__beta_warmup_steps=3, script_args__tag=stem + tag)
+    report = compare_runs([load_run(f) for f in folders])
+    short = f"mrtpo (script_args.tag={stem[:VARIANT_VALUE_CHARS - 1]}…)"
+    assert list(report["algos"]) == [short, f"{short} #2", "gdpo"]
+    assert report["variant_values"] == {short: {"script_args.tag": f'"{stem}a"'},
+                                        f"{short} #2": {"script_args.tag": f'"{stem}b"'}}
+    md = render_markdown(report)
+    assert f'Their values in full: {short}: script_args.tag="{stem}a"; {short} #2: script_args.tag="{stem}b".' in md
+    # names shown whole need no spelling out
+    assert "in full" not in render_markdown(compare_runs([load_run(f) for f in _variant_runs(tmp_path / "whole")]))
+
+
+def test_different_initial_policies_are_named_by_variant(tmp_path):
+    folders = _variant_runs(tmp_path)
+    _edit_run_json(folders[0], initial_policy="/cache/warm-a")
+    _edit_run_json(folders[2], initial_policy="/cache/warm-b")
+    report = compare_runs([load_run(f) for f in folders])
+    [note] = [n for n in report["notes"] if "different policies" in n]
+    assert note == ("seed 1: the runs started from different policies (mrtpo (beta_warmup_steps=3, mrtpo_beta=0.5): "
+                    "/cache/warm-a; mrtpo (beta_warmup_steps=0, mrtpo_beta=1): /cache/warm-b), so its pairs compare "
+                    "different starting points.")
+
+
+def test_each_variant_of_an_algo_is_drawn_in_its_algos_colour_with_a_look_of_its_own():
+    from mrtpo_sdk.compare.report import group_looks
+
+    names = {f"mrtpo (v={i})": "mrtpo" for i in range(6)} | {"gdpo": "gdpo", "grpo": "grpo", "mine": "mine"}
+    look = group_looks(names)
+    assert [look[f"mrtpo (v={i})"][0] for i in range(6)] == [0] * 6
+    assert len({look[f"mrtpo (v={i})"][1:] for i in range(6)}) == 6
+    assert look["mrtpo (v=4)"] == (0, "-", "s")
+    assert (look["gdpo"], look["grpo"], look["mine"]) == ((1, "-", "o"), (2, "-", "o"), (3, "-", "o"))
+    assert group_looks({"grpo": "grpo", "mrtpo": "mrtpo"}) == {"grpo": (2, "-", "o"), "mrtpo": (0, "-", "o")}
+
+
+def test_many_variants_plot_one_legend_below_the_panels(tmp_path):
+    from matplotlib.image import imread
+
+    from mrtpo_sdk.compare.report import plot_comparison
+
+    folders = []
+    for i in range(6):
+        folder = write_run(tmp_path / f"v{i}" / "mrtpo-seed1", algo="mrtpo", seed=1, curves={"r": step_curve(3 + i)},
+                           dev_final={"acc": 0.1 * i})
+        folders.append(_edit_run_json(folder, args__mrtpo_beta=0.1 * (i + 1)))
+    runs = [load_run(f) for f in folders]
+    report = compare_runs(runs)
+    assert len(report["algos"]) == 6
+    few = plot_comparison(compare_runs(runs[:2]), runs[:2], tmp_path / "few.png")
+    many = plot_comparison(report, runs, tmp_path / "many.png")
+    # same panels; the legend below makes the figure taller by its rows
+    assert imread(many).shape[1] == imread(few).shape[1] and imread(many).shape[0] > imread(few).shape[0]
