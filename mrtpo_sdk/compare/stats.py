@@ -843,7 +843,8 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
     """The settings the runs do not share: ``{"args.learning_rate": {"1e-05": ["mrtpo seed1", ...], "1e-06":
     [...]}}`` (each run named by its group, :func:`group_names`, and its seed) over the entries of ``run.json``'s :data:`SETTING_SECTIONS` and ``data`` of every run with a
     ``run.json``, but :data:`PER_RUN_SETTINGS`. Values are JSON text (integral floats as ints: ``1.0`` is ``1``);
-    a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter; a reward
+    a setting one run records and another does not shows as :data:`NOT_RECORDED` for the latter (no difference where
+    every run that records it records ``null``: unset either way); a reward
     aggregation that follows the run's algo shows as ``(follows algo)``, and a setting the run's algo does not read
     (:func:`~mrtpo_sdk.trainer.algos.unused_settings`: MRTPO's own, on a GDPO or GRPO run) as :data:`UNUSED`, which
     differs from no value: a setting only MRTPO runs read, on which they agree, is no difference. Both only when
@@ -860,7 +861,8 @@ def setting_differences(runs: Sequence[Run]) -> dict[str, dict[str, list[str]]]:
         by_value: dict[str, list[str]] = {}
         for label, settings in recorded:
             by_value.setdefault(settings.get(key, NOT_RECORDED), []).append(label)
-        if len(set(by_value) - {UNUSED}) > 1:
+        values = set(by_value) - {UNUSED}
+        if len(values) > 1 and values != {NOT_RECORDED, "null"}:  # unset either way: no key, or null
             out[key] = by_value
     return out
 

@@ -386,6 +386,14 @@ def test_settings_that_differ_between_runs_are_named_with_their_runs(tmp_path):
     assert odd["args.max_grad_norm"] == {"1": ["mrtpo seed1", "gdpo seed1"], "(not recorded)": ["grpo seed1"]}
     assert odd["model_args"] == {"[1, 2]": ["mrtpo seed1"], "(not recorded)": ["gdpo seed1", "grpo seed1"]}
     assert odd["script_args.model"] == {'"日本"': ["mrtpo seed1"], "(not recorded)": ["gdpo seed1", "grpo seed1"]}
+    # null where recorded, no key elsewhere: unset either way, no difference; null against a value is one
+    _edit_run_json(folders["mrtpo"], data=None)
+    assert "data" not in compare_runs([load_run(f) for f in folders.values()])["setting_differences"]
+    _edit_run_json(folders["gdpo"], data={"train": "x.jsonl"})
+    assert compare_runs([load_run(f) for f in folders.values()])["setting_differences"]["data"] == {
+        "null": ["mrtpo seed1"], '{"train": "x.jsonl"}': ["gdpo seed1"], "(not recorded)": ["grpo seed1"]}
+    info = json.loads((folders["gdpo"] / "run.json").read_text(encoding="utf-8"))
+    info.pop("data"), (folders["gdpo"] / "run.json").write_text(json.dumps(info), encoding="utf-8")
     for folder in folders.values():  # back to the same settings everywhere: nothing to say
         info = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         info["args"].pop("max_grad_norm", None)
