@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
-from .stats import T_975, TIME_PARTS, Run, curve, group_runs
+from .stats import T_975, TIME_PARTS, Run, curve, display_name, group_runs
 
 __all__ = [
     "format_steps",
@@ -19,6 +19,7 @@ __all__ = [
     "interval_note",
     "plot_comparison",
     "print_table",
+    "pairs_table",
     "render_markdown",
     "group_looks",
     "variants_note",
@@ -371,9 +372,40 @@ def write_report(report: dict[str, Any], runs: Sequence[Run], output_dir: str | 
     return paths
 
 
+def pairs_table(report: dict[str, Any]) -> tuple[Any, int] | None:
+    """The paired comparisons as one ``rich`` table: a row per metric (steps to threshold per reward, each top-level
+    dev metric, then each held-out split's headline), a column per pair of groups (``MRTPO vs GDPO``), each cell
+    MRTPO's seeds won–tied–lost (``"2–1–0"``; empty where the pair has no value). Also returns how many per-category
+    pairs (``dev/<metric>/<category>``, in ``compare.md``) it leaves out. ``None`` when ``report`` has no pairs."""
+    from rich.table import Table
+
+    shown = [p for p in report["paired"] if p["metric"].count("/") == 1]
+    for split, section in (report.get("held_out") or {}).items():
+        key = (section["headlines"] or section["compared"] or [None])[0]
+        shown += [p for p in section["paired"] if key is not None and p["metric"] == f"held_out/{split}/{key}"]
+    if not shown:
+        return None
+    columns = list(dict.fromkeys((p["algo"], p["baseline"]) for p in shown))
+    rows = list(dict.fromkeys(p["metric"] for p in shown))
+    cells = {(p["metric"], (p["algo"], p["baseline"])): f"{p['won']}–{p['tied']}–{p['lost']}" for p in shown}
+    seeds = sorted({len(p["seeds"]) for p in shown})
+    table = Table()
+    table.add_column(f"paired: MRTPO's seeds won–tied–lost (of {' or '.join(map(str, seeds))})", style="bold",
+                     no_wrap=True)
+    for mine, theirs in columns:
+        table.add_column(f"{display_name(mine)} vs {display_name(theirs)}", justify="center", min_width=9)
+    for metric in rows:
+        kind, _, name = metric.partition("/")
+        label = {"steps_to_threshold": f"steps to {report['threshold']:g}: {name}",
+                 "held_out": name.replace("/", " ", 1)}.get(kind, f"{kind} {name}")
+        table.add_row(label, *(cells.get((metric, column), "") for column in columns))
+    return table, len(report["paired"]) - sum(p["metric"].count("/") == 1 for p in report["paired"])
+
+
 def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) -> None:
     """The compact terminal table: per algo the median steps to threshold of each reward, the final dev headline
-    metric with its interval and the replay overhead; then the paired summaries and the files written."""
+    metric with its interval and the replay overhead; then the held-out scores, the paired comparisons
+    (:func:`pairs_table`), the notes and the files written."""
     from rich.console import Console
     from rich.table import Table
 
@@ -401,14 +433,6 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
     variants = variants_note(report)
     if variants:
         console.print(variants, highlight=False, soft_wrap=True)
-    shown = 0
-    for p in report["paired"]:
-        if p["metric"].count("/") > 1:  # per-category breakdowns (dev/ast_accuracy/simple, ...): compare.md has them
-            continue
-        shown += 1
-        console.print(f"{p['metric']}: {p['summary']}", highlight=False)
-    if shown < len(report["paired"]):
-        console.print(f"(+{len(report['paired']) - shown} per-category paired results in compare.md)", highlight=False)
     for split, section in (report.get("held_out") or {}).items():
         key = (section["headlines"] or section["compared"] or [None])[0]
         if key is None:
@@ -418,9 +442,12 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
             for a, s in section["algos"].items()
         )
         console.print(f"{split} {key}: {values}", highlight=False, soft_wrap=True)
-        for p in section["paired"]:
-            if p["metric"] == f"held_out/{split}/{key}":
-                console.print(f"{p['metric']}: {p['summary']}", highlight=False)
+    pairs = pairs_table(report)
+    if pairs is not None:
+        table, hidden = pairs
+        console.print(table)
+        if hidden:
+            console.print(f"(+{hidden} per-category paired results in compare.md)", highlight=False)
     for text in report.get("notes") or ():
         console.print(f"note: {text}", highlight=False, soft_wrap=True)
     for name, path in (paths or {}).items():

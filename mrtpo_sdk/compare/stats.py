@@ -36,6 +36,7 @@ __all__ = [
     "check_run_folder",
     "compare_runs",
     "curve",
+    "display_name",
     "eval_rows",
     "final_eval",
     "group_runs",
@@ -935,7 +936,7 @@ def _short(text: str) -> str:
 MAX_DIFFERENCES_SHOWN = 4
 
 
-def _display(name: str) -> str:
+def display_name(name: str) -> str:
     """A group's name with its algo in capitals: ``"MRTPO (mrtpo_beta=1)"``."""
     algo, sep, rest = name.partition(" ")
     return algo.upper() + sep + rest
@@ -953,6 +954,6 @@ def _paired_entry(name: str, baseline: str, metric: str, outcomes: dict[str, str
         "won": won,
         "tied": tied,
         "lost": lost,
-        "summary": f"{_display(name)} beat {_display(baseline)} on {won}/{len(outcomes)} seeds, tied {tied}, "
+        "summary": f"{display_name(name)} beat {display_name(baseline)} on {won}/{len(outcomes)} seeds, tied {tied}, "
                    f"lost {lost}",
     }
