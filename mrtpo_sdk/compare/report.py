@@ -19,7 +19,7 @@ __all__ = [
     "interval_note",
     "plot_comparison",
     "print_table",
-    "pairs_table",
+    "pairs_tables",
     "render_markdown",
     "group_looks",
     "variants_note",
@@ -312,7 +312,8 @@ def plot_comparison(report: dict[str, Any], runs: Sequence[Run], path: Path) -> 
     below = len(labels) > 4 or any(len(label) > LEGEND_CHARS for label in labels.values())
     legend_cols = max(1, min(len(labels), ncols))
     lines_per_label = max((len(textwrap.wrap(label, LEGEND_CHARS)) for label in labels.values()), default=1)
-    legend_inches = 0.18 * lines_per_label * math.ceil(len(labels) / legend_cols) + 0.2 if below else 0.0
+    entries = len(labels) + bool(report["rewards"])  # and the threshold's dashed line
+    legend_inches = 0.18 * lines_per_label * math.ceil(entries / legend_cols) + 0.2 if below else 0.0
     height = 3.2 * nrows + legend_inches
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, height), squeeze=False)
     colors = plt.get_cmap("tab10").colors
@@ -372,40 +373,60 @@ def write_report(report: dict[str, Any], runs: Sequence[Run], output_dir: str | 
     return paths
 
 
-def pairs_table(report: dict[str, Any]) -> tuple[Any, int] | None:
-    """The paired comparisons as one ``rich`` table: a row per metric (steps to threshold per reward, each top-level
-    dev metric, then each held-out split's headline), a column per pair of groups (``MRTPO vs GDPO``), each cell
-    MRTPO's seeds won–tied–lost (``"2–1–0"``; empty where the pair has no value). Also returns how many per-category
-    pairs (``dev/<metric>/<category>``, in ``compare.md``) it leaves out. ``None`` when ``report`` has no pairs."""
+def pairs_tables(report: dict[str, Any], width: int = 160) -> tuple[list[Any], list[str], int]:
+    """The paired comparisons as ``rich`` tables of at most ``width`` characters: a row per metric (steps to threshold
+    per reward, each top-level dev metric, then each held-out split's headline), a column per pair of groups, each
+    cell MRTPO's seeds won–tied–lost (``"2–1–0"``; empty where the pair has no value). Columns that do not fit go to
+    the next table, rows repeated. Columns are headed by the pair (``MRTPO vs GDPO``) where every header is short;
+    otherwise by number (``[1]``), and the key lines returned second name each (``[1] MRTPO (mrtpo_beta=1) vs GDPO``).
+    Third, how many pairs (per-category and held-out ones, all in ``compare.md``) no table shows. ``([], [], n)``
+    when no pair is shown."""
     from rich.table import Table
 
     shown = [p for p in report["paired"] if p["metric"].count("/") == 1]
+    held_out = [p for section in (report.get("held_out") or {}).values() for p in section["paired"]]
     for split, section in (report.get("held_out") or {}).items():
         key = (section["headlines"] or section["compared"] or [None])[0]
         shown += [p for p in section["paired"] if key is not None and p["metric"] == f"held_out/{split}/{key}"]
+    hidden = len(report["paired"]) + len(held_out) - len(shown)
     if not shown:
-        return None
-    columns = list(dict.fromkeys((p["algo"], p["baseline"]) for p in shown))
+        return [], [], hidden
+    pairs = list(dict.fromkeys((p["algo"], p["baseline"]) for p in shown))
+    names = [f"{display_name(mine)} vs {display_name(theirs)}" for mine, theirs in pairs]
+    keyed = any(len(name) > PAIR_HEADER_CHARS for name in names)
+    headers = [f"[{i}]" for i in range(1, len(pairs) + 1)] if keyed else names
+    key_lines = [f"{header} {name}" for header, name in zip(headers, names)] if keyed else []
     rows = list(dict.fromkeys(p["metric"] for p in shown))
     cells = {(p["metric"], (p["algo"], p["baseline"])): f"{p['won']}–{p['tied']}–{p['lost']}" for p in shown}
-    seeds = sorted({len(p["seeds"]) for p in shown})
-    table = Table()
-    table.add_column(f"paired: MRTPO's seeds won–tied–lost (of {' or '.join(map(str, seeds))})", style="bold",
-                     no_wrap=True)
-    for mine, theirs in columns:
-        table.add_column(f"{display_name(mine)} vs {display_name(theirs)}", justify="center", min_width=9)
+    labels = {}
     for metric in rows:
         kind, _, name = metric.partition("/")
-        label = {"steps_to_threshold": f"steps to {report['threshold']:g}: {name}",
-                 "held_out": name.replace("/", " ", 1)}.get(kind, f"{kind} {name}")
-        table.add_row(label, *(cells.get((metric, column), "") for column in columns))
-    return table, len(report["paired"]) - sum(p["metric"].count("/") == 1 for p in report["paired"])
+        labels[metric] = {"steps_to_threshold": f"steps to {report['threshold']:g}: {name}",
+                          "held_out": "held-out " + name.replace("/", " ", 1)}.get(kind, f"{kind} {name}")
+    seeds = sorted({len(p["seeds"]) for p in shown})
+    first = max(len("metric"), *(len(label) for label in labels.values()))
+    cell = max(9, *(len(header) for header in headers))
+    per_table = max(1, (width - first - 4) // (cell + 3))  # a column costs its text, two spaces of padding, a rule
+    tables = []
+    for start in range(0, len(pairs), per_table):
+        table = Table(title=f"MRTPO paired: won–tied–lost of {' or '.join(map(str, seeds))} seeds")
+        table.add_column("metric", style="bold", no_wrap=True)
+        for header in headers[start:start + per_table]:
+            table.add_column(header, justify="center", no_wrap=True)
+        for metric in rows:
+            table.add_row(labels[metric], *(cells.get((metric, pair), "") for pair in pairs[start:start + per_table]))
+        tables.append(table)
+    return tables, key_lines, hidden
+
+
+#: A pair's name longer than this heads its column of the paired table by number, with a key below.
+PAIR_HEADER_CHARS = 24
 
 
 def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) -> None:
     """The compact terminal table: per algo the median steps to threshold of each reward, the final dev headline
     metric with its interval and the replay overhead; then the held-out scores, the paired comparisons
-    (:func:`pairs_table`), the notes and the files written."""
+    (:func:`pairs_tables`), the notes and the files written."""
     from rich.console import Console
     from rich.table import Table
 
@@ -442,12 +463,13 @@ def print_table(report: dict[str, Any], paths: dict[str, Path] | None = None) ->
             for a, s in section["algos"].items()
         )
         console.print(f"{split} {key}: {values}", highlight=False, soft_wrap=True)
-    pairs = pairs_table(report)
-    if pairs is not None:
-        table, hidden = pairs
+    tables, key_lines, hidden = pairs_tables(report, console.width)
+    for table in tables:
         console.print(table)
-        if hidden:
-            console.print(f"(+{hidden} per-category paired results in compare.md)", highlight=False)
+    for line in key_lines:
+        console.print(line, highlight=False, soft_wrap=True)
+    if hidden:
+        console.print(f"(+{hidden} per-category and held-out paired results in compare.md)", highlight=False)
     for text in report.get("notes") or ():
         console.print(f"note: {text}", highlight=False, soft_wrap=True)
     for name, path in (paths or {}).items():

@@ -554,6 +554,9 @@ def group_names(runs: Sequence[Run], split: dict[str, list[str]] | None = None) 
 def _variant_groups(runs: Sequence[Run], split: dict[str, list[str]]) -> list[tuple[str, dict[str, str] | None]]:
     out: list[tuple[str, dict[str, str] | None]] = []
     combos: dict[str, tuple[str, ...]] = {}
+    # a setting some runs of an algo record as null and others do not record is unset in both (setting_differences)
+    nulls = {(run.algo, key) for run in runs if run.algo in split and run.info
+             for key, value in _settings(run, mark_implied=run.algo in ALGORITHMS).items() if value == "null"}
     for run in runs:
         if not (run.algo in split and run.info):
             out.append((run.algo, None))
@@ -561,7 +564,7 @@ def _variant_groups(runs: Sequence[Run], split: dict[str, list[str]]) -> list[tu
         settings = _settings(run, mark_implied=run.algo in ALGORITHMS)
         if settings.get(AGGREGATION) == FOLLOWS_ALGO:  # a name shows the value, not where it came from
             settings[AGGREGATION] = json.dumps(aggregation_of(run.algo))
-        values = tuple(settings.get(k, NOT_RECORDED) for k in split[run.algo])
+        values = tuple(settings.get(k, "null" if (run.algo, k) in nulls else NOT_RECORDED) for k in split[run.algo])
         name = f"{run.algo} ({', '.join(_setting_label(k, v) for k, v in zip(split[run.algo], values))})"
         base, n = name, 2
         while combos.setdefault(name, values) != values:  # two combinations shortened to one name
@@ -619,8 +622,13 @@ def _twins_why(a: Run, b: Run) -> str:
         return f"{(a if not a.info else b).path} has no run.json, so its settings cannot tell the two apart"
     sa = _settings(a, mark_implied=a.algo in ALGORITHMS)
     sb = _settings(b, mark_implied=b.algo in ALGORITHMS)
-    one_sided = sorted(set(sa) ^ set(sb))
+    one_sided = sorted(k for k in set(sa) ^ set(sb) if sa.get(k, sb.get(k)) != "null")  # null: unset, as absent
     if not one_sided:
+        raw_a, raw_b = _settings(a, mark_implied=False), _settings(b, mark_implied=False)
+        unread = sorted(k for k in set(raw_a) | set(raw_b) if raw_a.get(k) != raw_b.get(k) and sa.get(k) == UNUSED)
+        if unread:
+            return (f"they differ only in {', '.join(k.removeprefix('args.') for k in unread)}, which "
+                    f"{a.algo.upper()} does not read, so no setting it reads tells them apart")
         return "no setting they record tells them apart"
     shown = ", ".join(k.removeprefix("args.") for k in one_sided[:MAX_DIFFERENCES_SHOWN])
     more = f" and {len(one_sided) - MAX_DIFFERENCES_SHOWN} more" if len(one_sided) > MAX_DIFFERENCES_SHOWN else ""

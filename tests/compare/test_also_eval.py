@@ -227,7 +227,8 @@ def test_the_held_out_section_summarizes_final_and_initial_over_seeds(runs, eval
     text = capsys.readouterr().out
     assert "unseen prompt_level_strict_acc: mrtpo 0.400 [0.000, 0.897] (initial 0.100); " in text
     # the held-out headline's pairs are the paired table's last row: won–tied–lost against GRPO
-    assert re.search(r"│ unseen prompt_level_strict_acc\s*│\s*1–1–1\s*│", text)
+    assert re.search(r"│ held-out unseen prompt_level_strict_acc\s*│\s*1–1–1\s*│", text)
+    assert "(+3 per-category and held-out paired results in compare.md)" in text  # tags, all_rewards, PT
     assert len(re.findall(r"\[eval \d/7\] unseen: .*: scored in \d+s", text)) == 7
 
 

@@ -61,7 +61,8 @@ def test_compare_run_folders_writes_the_three_files(experiment, tmp_path, capsys
     row = r"mrtpo\s*│\s*3\s*│\s*5 \(4–>12\)\s*│\s*1 \(1–1\)\s*│\s*0\.200 \[0\.000, 0\.448\]\s*│\s*30\.0%"
     assert re.search(row, text)
     # the pairs: one table, a row per metric, MRTPO's seeds won–tied–lost against GDPO
-    assert re.search(r"┃ paired: MRTPO's seeds won–tied–lost \(of 3\)\s*┃ MRTPO vs GDPO ┃", text)
+    assert re.search(r"MRTPO paired: won–tied–lost of 3 seeds\s*┏━+┳━+┓\s*┃ metric\s*┃ MRTPO vs GDPO ┃",
+                     text)
     assert re.search(r"│ steps to 0\.8: exec\s*│\s*3–0–0\s*│", text)
     assert re.search(r"│ steps to 0\.8: fmt\s*│\s*1–1–1\s*│", text)
     assert re.search(r"│ dev execution_accuracy\s*│\s*2–0–1\s*│", text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 import statistics
 
@@ -688,3 +689,65 @@ def test_many_variants_plot_one_legend_below_the_panels(tmp_path):
     many = plot_comparison(report, runs, tmp_path / "many.png")
     # same panels; the legend below makes the figure taller by its rows
     assert imread(many).shape[1] == imread(few).shape[1] and imread(many).shape[0] > imread(few).shape[0]
+
+
+def test_a_run_that_does_not_record_a_setting_joins_the_variant_that_records_it_null(tmp_path):
+    folders = _variant_runs(tmp_path)
+    _edit_run_json(folders[0], data=None)  # warmed-up seed 1: null, seed 2: no key; "beta 1": a data file
+    for folder in folders[2:4]:
+        _edit_run_json(folder, args__mrtpo_beta=0.5, args__beta_warmup_steps=3, data={"train": "x.jsonl"})
+    report = compare_runs([load_run(f) for f in folders])
+    assert list(report["algos"]) == ["mrtpo (data=null)", 'mrtpo (data={"train": "x.jsonl"})', "gdpo"]
+    assert report["algos"]["mrtpo (data=null)"]["seeds"] == [1, 2]
+    assert report["variant_values"]["mrtpo (data=null)"] == {"data": "null"}
+
+
+def test_twins_that_differ_only_in_what_their_algo_does_not_read_are_an_error_saying_so(tmp_path):
+    a = write_run(tmp_path / "a" / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": [1.0]})
+    b = write_run(tmp_path / "b" / "gdpo-seed1", algo="gdpo", seed=1, curves={"r": [1.0]})
+    _edit_run_json(a, args__mrtpo_beta=0.5)
+    _edit_run_json(b, args__mrtpo_beta=1.0)
+    with pytest.raises(MRTPOError, match=r"\(they differ only in mrtpo_beta, which GDPO does not read, so no setting "
+                                         r"it reads tells them apart\); compare one of them"):
+        compare_runs([load_run(a), load_run(b)])
+    _edit_run_json(a, args__mrtpo_beta=1.0, data=None)  # null against no key: unset in both
+    with pytest.raises(MRTPOError, match=r"\(no setting they record tells them apart\)"):
+        compare_runs([load_run(a), load_run(b)])
+
+
+def test_the_paired_tables_show_every_pair_within_the_width(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from mrtpo_sdk.compare.report import pairs_tables
+
+    folders = []
+    for i, beta in enumerate((0.1, 0.2, 0.5, 1.0, 2.0)):
+        for seed in (1, 2):
+            folder = write_run(tmp_path / f"v{i}" / f"mrtpo-seed{seed}", algo="mrtpo", seed=seed,
+                               curves={"r": step_curve(3 + i)}, dev_final={"acc": 0.1 * i})
+            folders.append(_edit_run_json(folder, args__mrtpo_beta=beta))
+    for seed in (1, 2):
+        folders.append(write_run(tmp_path / "g" / f"gdpo-seed{seed}", algo="gdpo", seed=seed,
+                                 curves={"r": step_curve(5)}, dev_final={"acc": 0.2}))
+    report = compare_runs([load_run(f) for f in folders])
+    pairs = list(dict.fromkeys((p["algo"], p["baseline"]) for p in report["paired"]))
+    assert len(pairs) == 5 + 4 + 3 + 2 + 1  # each variant against GDPO and the variants after it
+    tables, keys, hidden = pairs_tables(report, width=80)
+    assert hidden == 0 and len(tables) > 1
+    assert keys[0] == "[1] MRTPO (mrtpo_beta=0.1) vs GDPO" and len(keys) == len(pairs)
+    out = io.StringIO()
+    console = Console(file=out, width=80)
+    for table in tables:
+        console.print(table)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert all(f"[{i}]" in text for i in range(1, len(pairs) + 1))
+    # every cell as compare.json has it: MRTPO at beta 0.1 (acc 0.0) lost seed 1 and 2 against GDPO (0.2)
+    assert re.search(r"│ dev acc\s*│\s*0–0–2\s*│", text)
+    # a held-out split named like the dev rows has rows of its own
+    report["held_out"] = {"dev": {"headlines": ["acc"], "compared": ["acc"], "paired": [
+        {**p, "metric": "held_out/dev/acc"} for p in report["paired"] if p["metric"] == "dev/acc"]}}
+    tables, keys, hidden = pairs_tables(report, width=200)
+    assert [row for row in tables[0].columns[0]._cells if "acc" in row] == ["dev acc", "held-out dev acc"]
