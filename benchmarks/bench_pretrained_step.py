@@ -3,8 +3,9 @@
 Every variant trains the same policy (SmolLM2-135M-Instruct, ``--model smollm2``, or any ``--model``) on the same
 prompts of the same task with the same sampling settings, one after the other in this process, and reports the
 median over the timed steps of each phase (seconds): ``generation`` (sampling), ``scoring`` (the verifiers),
-``replay`` (MRTPO's leave-one-block-out replay), ``update`` (TRL's loss forward + backward + optimizer step) and
-``step`` (the whole step). The first step of each variant is a warm-up and is not timed. With ``--fixed_length``
+``replay`` (MRTPO's leave-one-block-out replay, with the mean share of (completion, reward) pairs it replayed:
+only pairs whose reward varies within their group are replayed, spec §2), ``update`` (TRL's loss forward +
+backward + optimizer step) and ``step`` (the whole step). The first step of each variant is a warm-up and is not timed. With ``--fixed_length``
 (default) every completion is exactly ``--max_completion_length`` tokens (``min_new_tokens``), so the variants do the
 same work whatever they sample.
 
@@ -19,6 +20,7 @@ Variants (``--variants``, comma-separated):
 * ``gdpo``       - this trainer's GDPO with ``mrtpo-sdk train``'s defaults for a ``--model`` on this machine
   (CPU: bf16 autocast where the CPU has it, TRL's gradient checkpointing: ``policy.presets.model_machine_defaults``);
 * ``mrtpo``      - the same for MRTPO (the replay on top);
+* ``grpo``       - the same for this trainer's GRPO (one summed reward normalized per group: no replay);
 * ``gdpo_lora``  - ``gdpo`` training LoRA adapters instead of every weight (``--use_peft true``: rank 16, alpha 32, on
   every linear layer of the decoder, TRL's ``get_peft_config`` of ``--lora_target_modules all-linear``);
 * ``mrtpo_lora`` - the same for MRTPO.
@@ -46,7 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_nockpt", "gdpo", "mrtpo", "gdpo_lora", "mrtpo_lora")
+VARIANTS = ("trl", "gdpo_trl", "gdpo_fp32", "gdpo_nockpt", "gdpo", "mrtpo", "grpo", "gdpo_lora", "mrtpo_lora")
 #: LoRA of the ``*_lora`` variants: ``train --use_peft true --lora_r 16 --lora_alpha 32
 #: --lora_target_modules all-linear``.
 LORA = {"r": 16, "lora_alpha": 32, "target_modules": "all-linear"}
@@ -86,6 +88,7 @@ def _settings(variant: str) -> dict:
         "gdpo_nockpt": {**ours, "gradient_checkpointing": False},
         "gdpo": ours,
         "mrtpo": ours,
+        "grpo": ours,
         "gdpo_lora": ours,
         "mrtpo_lora": ours,
     }[variant]
@@ -221,7 +224,7 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
             trainer = _timed_trl_class()(model=model_path, reward_funcs=_trl_rewards(task, examples), args=config,
                                          train_dataset=task_dataset(task, examples), processing_class=tokenizer)
         else:
-            algo = "mrtpo" if variant.startswith("mrtpo") else "gdpo"
+            algo = variant.split("_")[0] if variant.split("_")[0] in ("mrtpo", "grpo") else "gdpo"
             config = MRTPOConfig(algo=algo, eval_strategy="no", plot_rewards=False, log_samples_steps=0,
                                  save_policy=False, **common)
             peft_config = None
@@ -245,11 +248,16 @@ def run_variant(variant: str, model_path: str, task, examples, a: argparse.Names
                 if "time/generation" in r]
         per_phase = {p: [r.get(f"time/{p}", 0.0) for r in rows] for p in ("generation", "scoring", "replay", "update")}
         per_phase["step"] = [r["step_time"] for r in rows]
+        replayed = [r["mrtpo/replayed_fraction"] for r in rows[1:] if isinstance(r.get("mrtpo/replayed_fraction"),
+                                                                                    (int, float))]
     timed = {p: v[1:] if len(v) > 1 else v for p, v in per_phase.items()}  # step 1 is the warm-up
     result = {p: round(statistics.median(v), 2) if v else 0.0 for p, v in timed.items()}
     for p in PHASES:
         result.setdefault(p, 0.0)
     result["wall_s"] = round(wall, 1)
+    if variant.startswith("mrtpo"):
+        # The replay's cost scales with the share of (completion, reward) pairs whose reward varies in its group.
+        result["replayed_fraction"] = round(statistics.mean(replayed), 3) if replayed else 0.0
     result["settings"] = {k: v for k, v in settings.items()}
     if variant.endswith("_lora"):
         result["settings"]["lora"] = dict(LORA)
@@ -284,7 +292,9 @@ def main(argv=None) -> int:
     for v in variants:
         results[v] = run_variant(v, model_path, task, examples, a, tmp)
         r = results[v]
-        print(f"  {v:10s} " + "  ".join(f"{p} {r[p]:6.2f}" for p in PHASES) + f"  ({r['settings']})", flush=True)
+        extra = f"  replayed {r['replayed_fraction']:.0%}" if "replayed_fraction" in r else ""
+        print(f"  {v:10s} " + "  ".join(f"{p} {r[p]:6.2f}" for p in PHASES) + extra + f"  ({r['settings']})",
+              flush=True)
     print()
     print("| variant | generation s | scoring s | replay s | update s | step s |")
     print("|---|---|---|---|---|---|")
@@ -297,6 +307,9 @@ def main(argv=None) -> int:
     if "mrtpo" in results and "gdpo" in results and results["gdpo"]["step"]:
         summary["mrtpo_over_gdpo"] = round(results["mrtpo"]["step"] / results["gdpo"]["step"], 3)
         print(f"MRTPO step / GDPO step: {summary['mrtpo_over_gdpo']:.3f} (target <= 1.15)")
+    if "grpo" in results and "gdpo" in results and results["grpo"]["step"]:
+        summary["gdpo_over_grpo"] = round(results["gdpo"]["step"] / results["grpo"]["step"], 3)
+        print(f"GDPO step / GRPO step: {summary['gdpo_over_grpo']:.3f}")
     if "trl" in results and "gdpo" in results and results["gdpo"]["step"]:
         summary["trl_over_gdpo"] = round(results["trl"]["step"] / results["gdpo"]["step"], 3)
         print(f"TRL default step / this trainer's GDPO step: {summary['trl_over_gdpo']:.3f} (target >= 2)")
