@@ -52,6 +52,18 @@ class UsageError(MRTPOError):
     """A command-line mistake: an unknown option, a bad value, a missing argument."""
 
 
+def one_spelling(message: str) -> str:
+    """argparse's ``argument --max_steps/--max-steps: ...`` as ``argument --max_steps: ...``: a flag registered in
+    both spellings (TRL's parser registers the kebab alias of every field) is named once, in its snake_case form."""
+    head, sep, rest = message.partition(": ")
+    if sep and head.startswith("argument "):
+        names = head[len("argument ") :].split("/")
+        if len(names) > 1 and all(n.replace("-", "_") == names[0].replace("-", "_") for n in names):
+            snake = [n for n in names if "_" in n or n == names[0].replace("-", "_")]
+            return f"argument {snake[0] if snake else names[0]}: {rest}"
+    return message
+
+
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
     """``" (did you mean --limit?)"`` for the closest of ``choices``, or ``""`` when none is close."""
     guess = difflib.get_close_matches(word, list(choices), n=1)
@@ -114,7 +126,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments: "):
             message = self.unknown_message(message[len("unrecognized arguments: ") :].split(" "))
             raise UsageError(message)
-        raise UsageError(f"{message} {self._hint()}")
+        raise UsageError(f"{one_spelling(message)} {self._hint()}")
 
     def unknown_message(self, extras: Sequence[str]) -> str:
         """``unknown option: --limt (did you mean --limit?)``, and the arguments that are not options."""

@@ -192,7 +192,28 @@ def _locate_base(root: Path, split: str) -> Path:
     sub = root / split
     if sub.is_dir() and _split_files(sub, split):
         return sub
+    present = _present_splits(root)
+    if present:
+        raise SQLDataError(f"{root}: no {split}.json (split {split!r}); its splits are {', '.join(present)}: "
+                           f"pass one of them as --split")
     raise SQLDataError(f"{root}: no {split}.json (split {split!r}); {_LAYOUT_HINT}")
+
+
+def _present_splits(root: Path) -> list[str]:
+    """The split names a Spider-layout (or BIRD) directory holds, sorted: ``<split>.json`` beside it, the original
+    Spider download's ``train_spider.json`` as ``train``, and BIRD's ``<split>/<split>.json``."""
+    if not root.is_dir():
+        return []
+    names = set()
+    for path in root.iterdir():
+        if path.is_file() and path.suffix == ".json" and _SPLIT_RE.match(path.stem):
+            stem = path.stem
+            if stem == "tables" or stem.endswith("_tables") or stem == "train_others":
+                continue
+            names.add("train" if stem == "train_spider" else stem)
+        elif path.is_dir() and (path / f"{path.name}.json").is_file():
+            names.add(path.name)
+    return sorted(names)
 
 
 def _known_db_ids(base: Path, split: str) -> tuple[Path, set[str]] | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._argparse import task_and_flags
+from .._argparse import one_spelling, task_and_flags
 from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
 from .runs import jsonable
@@ -246,7 +246,7 @@ def train_parser(config_class):
 
     class TrainParser(TrlParser):
         def error(self, message: str):  # argparse: invalid value, missing argument, ...
-            raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
+            raise MRTPOError(f"{one_spelling(message)} (all options: mrtpo-sdk train TASK --help)")
 
     from trl import ModelConfig
 

@@ -152,7 +152,8 @@ def test_train_sql_end_to_end(tmp_path, algo):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--max_steps", "three"], "invalid int value: 'three'"),
+        (["--max_steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
+        (["--max-steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
         (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
         (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
         (["extra_positional"], "error: unexpected argument 'extra_positional' (train takes one TASK_FILE; flags "

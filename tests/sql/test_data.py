@@ -174,10 +174,22 @@ def test_missing_directory(tmp_path: Path) -> None:
     assert "nowhere does not exist" in msg and "--data PATH" in msg
 
 
-def test_missing_split_file(tmp_path: Path) -> None:
-    root = _make(tmp_path / "data")
+def test_missing_split_file_names_the_splits_present(tmp_path: Path) -> None:
+    root = _make(tmp_path / "data", tables=[{"db_id": "shop"}])
     msg = _error(root, "train")
-    assert "no train.json" in msg and str(root) in msg
+    assert msg == f"{root}: no train.json (split 'train'); its splits are dev: pass one of them as --split"
+    entry = {"db_id": "shop", "question": "q", "query": "SELECT 1"}
+    (root / "train_spider.json").write_text(json.dumps([entry]))
+    (root / "train_others.json").write_text(json.dumps([entry]))
+    (root / "test").mkdir()
+    (root / "test" / "test.json").write_text(json.dumps([entry]))
+    assert _error(root, "tset").endswith("its splits are dev, test, train: pass one of them as --split")
+
+
+def test_directory_without_split_files_gets_the_layout(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    msg = _error(tmp_path / "data", "train")
+    assert "no train.json" in msg and "expected a Spider-layout directory" in msg and "--data PATH" in msg
 
 
 def test_json_syntax_error_names_line(tmp_path: Path) -> None:
