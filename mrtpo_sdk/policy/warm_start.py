@@ -84,7 +84,8 @@ def warm_started_model(
         learning_rate: the SFT learning rate (cosine schedule, 5 % warm-up).
         seed: the run's seed (the SFT data order and any dropout).
         batch_size: pairs per optimizer step.
-        log: one line when the warm start runs and when it is loaded from the cache.
+        log: one line when the warm start runs and when it is loaded from the cache, and a progress line
+            (step, loss, ETA) every tenth of the steps while it runs.
 
     Returns:
         The warm-started model folder (loadable by ``from_pretrained``).
@@ -130,7 +131,7 @@ def warm_started_model(
         sft_batch_size=batch_size, sft_block_contexts=False,
     )
     try:
-        model = warm_start(model, tokenizer, pairs, config=config)
+        model = warm_start(model, tokenizer, pairs, config=config, log=lambda line: log(f"[warm start] {line}"))
     finally:
         _reset_accelerate_state()
     losses = [row["loss"] for row in getattr(model, "_mrtpo_sft_log_history", []) if "loss" in row]

@@ -34,6 +34,11 @@ def test_warm_start_lowers_the_reference_loss_and_is_cached(cache, local_model, 
     examples = task.load_examples("train")
     lines = []
     folder = warm_started_model(task, examples, local_model, steps=6, learning_rate=1e-2, seed=1, log=lines.append)
+    # a progress line at every tenth of the steps (each of 6): step, the latest logged loss, then an ETA
+    progress = [line for line in lines if line.startswith("[warm start] step ")]
+    assert [line.split(",")[0] for line in progress] == [f"[warm start] step {s}/6" for s in range(1, 6)]
+    assert "ETA ~" not in progress[0] and all("ETA ~0:" in line for line in progress[1:])
+    assert all(", loss " in line for line in progress[1:])
     info = json.loads((folder / WARM_START_FILE).read_text())
     assert info["steps"] == 6 and info["pairs"] == len(examples) and info["base"] == str(local_model)
     assert isinstance(info["seconds"], float) and info["seconds"] > 0  # the warm start's wall-clock cost
