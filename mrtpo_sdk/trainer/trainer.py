@@ -460,7 +460,29 @@ class MRTPOTrainer(GRPOTrainer):
         )
         target = quick_start if quick_start is not None else Path(real)
         text = text.replace('model="None"', f"model={json.dumps(str(target))}")  # the quick start loads it
+        text = self._quick_start_on_a_task_prompt(text)
         return tidy_model_card(text, license=_base_license(gguf))
+
+    def _quick_start_on_a_task_prompt(self, text: str) -> str:
+        """TRL's quick start asks the policy a general question ("If you had a time machine..."); a policy trained
+        on a task is shown the rollout prompt of the task's first training example instead, at the run's
+        ``max_completion_length``. A card whose quick start is not TRL's shape is left as it is."""
+        import re
+
+        if not self._examples_by_id:
+            return text
+        prompt = self.task.rollout_prompt(next(iter(self._examples_by_id.values())))
+        messages = isinstance(prompt, list)
+        literal = json.dumps(prompt, ensure_ascii=False, indent=4 if messages else None)
+        name = "messages" if messages else "prompt"
+        pattern = re.compile(
+            r'^question = ".*"\n(generator = pipeline\(.*\)\n)output = generator\(\[\{"role": "user", '
+            r'"content": question\}\], max_new_tokens=\d+, (return_full_text=False\)\[0\])$', re.M)
+        return pattern.sub(
+            lambda m: f"# the rollout prompt of the first training example of task {self.task.name!r}\n"
+                      f"{name} = {literal}\n{m.group(1)}output = generator({name}, "
+                      f"max_new_tokens={self.args.max_completion_length}, {m.group(2)}",
+            text, count=1)
 
     def _save_checkpoint(self, model, trial):
         """Trainer's checkpoint, without transformers' "Writing model shards" bar among the progress lines and

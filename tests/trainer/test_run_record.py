@@ -159,6 +159,14 @@ def test_create_model_card_names_the_base_model(tmp_path, local_model):
     card = (Path(args.output_dir) / "README.md").read_text()
     assert f"This model is a fine-tuned version of the local model `{local_model}`" in card
     assert "huggingface.co/None" not in card and 'model="None"' not in card
+    # the quick start shows the policy a prompt of its task (the first training example's), not TRL's question
+    example = next(iter(task.load_examples("train")))
+    prompt = task.rollout_prompt(example)
+    code = card.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "time machine" not in code and f"max_new_tokens={args.max_completion_length}," in code
+    namespace: dict = {}
+    exec(code.split("generator = ")[0], namespace)  # the prompt literal is valid Python and is the task's prompt
+    assert namespace["messages" if isinstance(prompt, list) else "prompt"] == prompt
 
 
 def test_the_model_card_has_no_template_leftovers_and_cites_mrtpo(tmp_path, local_model):
