@@ -5,9 +5,9 @@ prompts of the same task with the same sampling settings, one after the other in
 median over the timed steps of each phase (seconds): ``generation`` (sampling), ``scoring`` (the verifiers),
 ``replay`` (MRTPO's leave-one-block-out replay, with the mean share of (completion, reward) pairs it replayed:
 only pairs whose reward varies within their group are replayed, spec §2), ``update`` (TRL's loss forward +
-backward + optimizer step) and ``step`` (the whole step). The first step of each variant is a warm-up and is not timed. With ``--fixed_length``
-(default) every completion is exactly ``--max_completion_length`` tokens (``min_new_tokens``), so the variants do the
-same work whatever they sample.
+backward + optimizer step) and ``step`` (the whole step). The first step of each variant is a warm-up and is not
+timed. With ``--fixed_length`` (default) every completion is exactly ``--max_completion_length`` tokens
+(``min_new_tokens``), so the variants do the same work whatever they sample.
 
 Variants (``--variants``, comma-separated):
 

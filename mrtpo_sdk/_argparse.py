@@ -58,9 +58,8 @@ def one_spelling(message: str) -> str:
     head, sep, rest = message.partition(": ")
     if sep and head.startswith("argument "):
         names = head[len("argument ") :].split("/")
-        if len(names) > 1 and all(n.replace("-", "_") == names[0].replace("-", "_") for n in names):
-            snake = [n for n in names if "_" in n or n == names[0].replace("-", "_")]
-            return f"argument {snake[0] if snake else names[0]}: {rest}"
+        if len(names) > 1 and len({n.replace("-", "_") for n in names}) == 1:
+            return f"argument {max(names, key=lambda n: n.count('_'))}: {rest}"
     return message
 
 

@@ -67,3 +67,20 @@ def test_train_respells_dashed_flags_with_a_note(capsys):
         "note: --max-steps is deprecated; use --max_steps",
         "note: --mrtpo-beta is deprecated; use --mrtpo_beta",
     ]
+
+
+
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        ("argument --max_steps/--max-steps: invalid int value: 'x'", "argument --max_steps: invalid int value: 'x'"),
+        ("argument --max-steps/--max_steps: invalid int value: 'x'", "argument --max_steps: invalid int value: 'x'"),
+        ("argument -h/--help: ignored explicit argument 'x'", "argument -h/--help: ignored explicit argument 'x'"),
+        ("argument --limit: invalid int value: 'x'", "argument --limit: invalid int value: 'x'"),
+        ("the following arguments are required: TASK", "the following arguments are required: TASK"),
+    ],
+)
+def test_a_flag_registered_in_both_spellings_is_named_once_in_snake_case(message, expected):
+    from mrtpo_sdk._argparse import one_spelling
+
+    assert one_spelling(message) == expected
