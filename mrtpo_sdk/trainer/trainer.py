@@ -467,14 +467,14 @@ class MRTPOTrainer(GRPOTrainer):
         """TRL's quick start asks the policy a general question ("If you had a time machine..."); a policy trained
         on a task is shown the rollout prompt of the task's first training example instead, at the run's
         ``max_completion_length``. A card whose quick start is not TRL's shape is left as it is."""
+        import pprint
         import re
 
         if not self._examples_by_id:
             return text
         prompt = self.task.rollout_prompt(next(iter(self._examples_by_id.values())))
-        messages = isinstance(prompt, list)
-        literal = json.dumps(prompt, ensure_ascii=False, indent=4 if messages else None)
-        name = "messages" if messages else "prompt"
+        literal = pprint.pformat(prompt, width=100, sort_dicts=False)  # a Python literal, whatever the values
+        name = "messages" if isinstance(prompt, list) else "prompt"
         pattern = re.compile(
             r'^question = ".*"\n(generator = pipeline\(.*\)\n)output = generator\(\[\{"role": "user", '
             r'"content": question\}\], max_new_tokens=\d+, (return_full_text=False\)\[0\])$', re.M)
