@@ -187,6 +187,10 @@ def _split_files(base: Path, split: str) -> list[Path]:
 
 def _locate_base(root: Path, split: str) -> Path:
     """The directory holding the split file: ``root`` itself, or ``root/<split>`` for a BIRD root."""
+    if not _is_split_name(split):
+        here = _present_splits(root)
+        raise SQLDataError(f"{root}: {split}.json is not a split (it holds schemas or the rest of another split)"
+                           + (f"; the splits here: {', '.join(here)}" if here else ""))
     if _split_files(root, split):
         return root
     sub = root / split
@@ -194,9 +198,14 @@ def _locate_base(root: Path, split: str) -> Path:
         return sub
     present = _present_splits(root)
     if present:
-        raise SQLDataError(f"{root}: no {split}.json (split {split!r}); its splits are {', '.join(present)}: "
-                           f"pass one of them as --split")
+        raise SQLDataError(f"{root}: no {split}.json (split {split!r}); the splits here: {', '.join(present)}")
     raise SQLDataError(f"{root}: no {split}.json (split {split!r}); {_LAYOUT_HINT}")
+
+
+def _is_split_name(stem: str) -> bool:
+    """Whether ``<stem>.json`` can be a split file: not ``tables.json`` / ``<split>_tables.json`` (schemas) nor
+    ``train_others.json`` (the second half of Spider's ``train``)."""
+    return stem != "tables" and not stem.endswith("_tables") and stem != "train_others"
 
 
 def _present_splits(root: Path) -> list[str]:
@@ -206,11 +215,8 @@ def _present_splits(root: Path) -> list[str]:
         return []
     names = set()
     for path in root.iterdir():
-        if path.is_file() and path.suffix == ".json" and _SPLIT_RE.match(path.stem):
-            stem = path.stem
-            if stem == "tables" or stem.endswith("_tables") or stem == "train_others":
-                continue
-            names.add("train" if stem == "train_spider" else stem)
+        if path.is_file() and path.suffix == ".json" and _SPLIT_RE.match(path.stem) and _is_split_name(path.stem):
+            names.add("train" if path.stem == "train_spider" else path.stem)
         elif path.is_dir() and (path / f"{path.name}.json").is_file():
             names.add(path.name)
     return sorted(names)

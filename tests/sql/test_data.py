@@ -177,13 +177,18 @@ def test_missing_directory(tmp_path: Path) -> None:
 def test_missing_split_file_names_the_splits_present(tmp_path: Path) -> None:
     root = _make(tmp_path / "data", tables=[{"db_id": "shop"}])
     msg = _error(root, "train")
-    assert msg == f"{root}: no train.json (split 'train'); its splits are dev: pass one of them as --split"
+    assert msg == f"{root}: no train.json (split 'train'); the splits here: dev"
     entry = {"db_id": "shop", "question": "q", "query": "SELECT 1"}
     (root / "train_spider.json").write_text(json.dumps([entry]))
     (root / "train_others.json").write_text(json.dumps([entry]))
     (root / "test").mkdir()
     (root / "test" / "test.json").write_text(json.dumps([entry]))
-    assert _error(root, "tset").endswith("its splits are dev, test, train: pass one of them as --split")
+    assert _error(root, "tset").endswith("; the splits here: dev, test, train")
+    # a schema file or the second half of Spider's train is not a split
+    for name in ("tables", "dev_tables", "train_others"):
+        (root / f"{name}.json").write_text(json.dumps([entry]))
+        assert _error(root, name) == (f"{root}: {name}.json is not a split (it holds schemas or the rest of another "
+                                      f"split); the splits here: dev, test, train")
 
 
 def test_directory_without_split_files_gets_the_layout(tmp_path: Path) -> None:
