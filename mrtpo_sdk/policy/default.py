@@ -417,8 +417,6 @@ def _progress_callback(steps: int, log: Callable[[str], None]):
 
     from ..progress import StepClock, eta_text
 
-    every = max(1, steps // 10)
-
     class WarmStartProgress(TrainerCallback):
         def __init__(self) -> None:
             self.clock = StepClock()
@@ -431,7 +429,7 @@ def _progress_callback(steps: int, log: Callable[[str], None]):
         def on_step_end(self, args, state, control, **kwargs):
             step = state.global_step
             self.clock.first_step_done(step)
-            if step % every == 0 and step < steps:
+            if step * 10 // steps > (step - 1) * 10 // steps and step < steps:  # a tenth of the steps passed
                 parts = [f"step {step}/{steps}"]
                 if self.loss is not None:
                     parts.append(f"loss {self.loss:.3f}")

@@ -81,3 +81,20 @@ def test_warm_start_without_a_model_or_with_bad_values_is_one_line(cache, tmp_pa
     assert "error: --warm_start_steps must be >= 0" in capsys.readouterr().err
     with pytest.raises(MRTPOError, match="--warm_start_learning_rate must be > 0"):
         warm_started_model(load_task(LETTERS), [], local_model, steps=1, learning_rate=0.0)
+
+
+@pytest.mark.parametrize("steps, expected", [
+    (6, [1, 2, 3, 4, 5]),
+    (25, [3, 5, 8, 10, 13, 15, 18, 20, 23]),
+    (1000, [100, 200, 300, 400, 500, 600, 700, 800, 900]),
+])
+def test_warm_start_progress_prints_once_per_tenth_of_the_steps(steps, expected):
+    from types import SimpleNamespace
+
+    from mrtpo_sdk.policy.default import _progress_callback
+
+    lines: list[str] = []
+    callback = _progress_callback(steps, lines.append)
+    for step in range(1, steps + 1):
+        callback.on_step_end(None, SimpleNamespace(global_step=step), None)
+    assert [line.split(",")[0] for line in lines] == [f"step {s}/{steps}" for s in expected]
