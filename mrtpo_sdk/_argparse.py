@@ -33,6 +33,7 @@ __all__ = [
     "task_and_flags",
     "UsageError",
     "add_data_flags",
+    "split_name",
     "canonical_spelling",
     "did_you_mean",
     "spelling_note",
@@ -151,10 +152,22 @@ class ArgumentParser(argparse.ArgumentParser):
         return ns
 
 
+def split_name(value: str) -> str:
+    """``--split``'s type: a split name, refused when empty or blank (which would otherwise mean the default split).
+
+    Raises:
+        argparse.ArgumentTypeError: ``value`` is empty or only whitespace.
+    """
+    if not value.strip():
+        raise argparse.ArgumentTypeError("a split name cannot be empty: name one (e.g. --split dev), or drop the flag "
+                                         "for the default")
+    return value
+
+
 def add_data_flags(p: argparse.ArgumentParser, *, split_default: str | None, split_help: str) -> None:
     """``--split`` (which split the examples come from), ``--data`` (another dataset) and ``-T KEY=VALUE`` (the
     task's options, as ``args.task_option``: a list), as ``check``, ``explain`` and ``eval`` take them."""
-    p.add_argument("--split", default=split_default, help=split_help)
+    p.add_argument("--split", type=split_name, default=split_default, help=split_help)
     p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument(
         "-T", "--task_option", action="append", default=None, metavar="KEY=VALUE", help=TASK_OPTION_HELP

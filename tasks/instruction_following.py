@@ -57,7 +57,7 @@ def examples(split: str = "train", data: str | None = None, validation_percent: 
             f"({', '.join(SPLITS)}): drop it, or pass --data FILE.jsonl"
         )
     if split not in SPLITS:
-        raise MRTPOError(f"unknown split {split!r}; the bundled splits are {list(SPLITS)}")
+        raise MRTPOError(f"unknown split {split!r}; the bundled splits: {', '.join(SPLITS)}")
     return load_examples_jsonl(DATA / f"{split}.jsonl")
 
 

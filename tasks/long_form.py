@@ -147,7 +147,7 @@ def examples(split: str = "train", data: str | None = None):
     if data is not None:
         raise MRTPOError("tasks/long_form.py generates its data in code; it takes no --data")
     if split not in SIZES:
-        raise MRTPOError(f"unknown split {split!r}; the splits are {list(SIZES)}")
+        raise MRTPOError(f"unknown split {split!r}; the splits: {', '.join(SIZES)}")
     rng = random.Random(f"{SEED}-{split}")
     if split == "train":
         return [_example(rng, split, i) for i in range(SIZES[split])]

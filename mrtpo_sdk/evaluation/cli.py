@@ -112,7 +112,7 @@ def eval_command(argv: list[str]) -> int:
     options, data = _with_run_settings(task, run, given_options, args.data, args.model)
     task = task.with_options(options) if options else task
     _note_changed_settings(task, run, given_options, args.data, args.model)
-    split = args.split or task.eval_split
+    split = task.eval_split if args.split is None else args.split
     if split is None:
         raise MRTPOError(f"task {task.name!r} declares no eval_split; pass --split NAME")
     examples = task.load_examples(split, data)

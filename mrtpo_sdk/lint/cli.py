@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from .._argparse import ArgumentParser
+from .._argparse import ArgumentParser, split_name
 from ..resources import BUNDLED_TASKS
 from ..errors import MRTPOError
 from .codes import all_rules, get_rule, rule_url
@@ -81,7 +81,7 @@ def lint_parser() -> ArgumentParser:
         help="examples sampled per task (default 20; deterministic); with --replay: examples replayed per task "
         "(default 8, a fixed seeded choice), the other rules keep the config's examples",
     )
-    p.add_argument("--split", metavar="SPLIT", help="split the examples come from (default train)")
+    p.add_argument("--split", type=split_name, metavar="SPLIT", help="split the examples come from (default train)")
     p.add_argument(
         "--format",
         "--output_format",

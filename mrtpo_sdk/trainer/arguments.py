@@ -6,6 +6,7 @@ gave (for the presets), a flag's dashed spelling. ``compare`` reads a matrix's t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -309,12 +310,20 @@ def _boolean_help(parser) -> None:
             action.metavar = "true|false"
 
 
-def explain_parse_error(message: str, parser) -> str:
-    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)"."""
+def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
+    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)", and a field's
+    own check ("num_generations must be >= 2, got 1") into one naming its flag ("--num_generations must ...") when
+    ``flags`` (the command line) set it; a ``--config`` key or a Python field keeps the field's name."""
     import difflib
     import re
 
     if "not used by the HfArgumentParser" not in message and "Unknown arguments from config file" not in message:
+        # a field's own check ("num_generations must be >= 2, got 1") names the flag the user typed
+        field = re.match(r"([a-z][a-z0-9_]*) must ", message)
+        flag = f"--{field.group(1)}" if field else ""
+        spellings = {o for o, a in parser._option_string_actions.items() if flag in a.option_strings}
+        if field and any(f.split("=", 1)[0] in spellings for f in flags):
+            return f"--{message}"
         return message
     known = [o for o in parser._option_string_actions if o.startswith("--")]
     unknown = [u for u in re.findall(r"'(--[^']+)'", message)]

@@ -135,7 +135,7 @@ def train_command(rest: list[str]) -> int:
     except FileNotFoundError as exc:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:
-        return _error(explain_parse_error(str(exc), hf_parser))
+        return _error(explain_parse_error(str(exc), hf_parser, flags))
     script_args.model = model
     script_args.task_option = [f"{k}={v}" for k, v in task_options.items()] or None  # as given: flags and --config
     if preset.get("use_cpu") and not preset.get("bf16") and given.get("bf16") is None:

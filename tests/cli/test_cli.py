@@ -155,6 +155,8 @@ def test_train_sql_end_to_end(tmp_path, algo):
         (["--max_steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
         (["--max-steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
         (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
+        (["--num_generations", "1"], "error: --num_generations must be >= 2, got 1"),
+        (["--max_steps", "0"], "error: --max_steps must be a positive number of steps (or -1 to train by"),
         (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
         (["extra_positional"], "error: unexpected argument 'extra_positional' (train takes one TASK_FILE; flags "
                                "start with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"),
@@ -164,6 +166,16 @@ def test_train_sql_end_to_end(tmp_path, algo):
 def test_bad_options_are_one_line(capsys, args, fragment):
     assert main(["train", SQL_TASK, *args]) == 2
     assert fragment in error_line(capsys)
+
+
+@pytest.mark.parametrize("command", [["eval", SQL_TASK], ["check", SQL_TASK], ["explain", SQL_TASK], ["lint", "tasks"]])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_split_is_refused_not_read_as_the_default(capsys, command, value):
+    assert main([*command, "--split", value]) == 2
+    assert error_line(capsys).startswith(
+        "error: argument --split: a split name cannot be empty: name one (e.g. --split dev), or drop the flag for "
+        "the default"
+    )
 
 
 def test_bad_config_file_is_one_line(capsys, tmp_path):
@@ -180,12 +192,15 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
 def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with
-    logging_steps, silently; MRTPOConfig refuses them, so a flag, a YAML key and Python get the same line."""
+    logging_steps, silently; MRTPOConfig refuses them, so a flag, a YAML key and Python get the same check, the
+    flag's line naming the flag and the YAML key's the key."""
     letters = str(ROOT / "tests" / "fixtures" / "letters_task.py")
     expected = (f"error: eval_steps must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: "
                 f"every quarter), got {value}")
     assert main(["train", letters, "--eval_steps", value, "--output_dir", str(tmp_path / "o")]) == 2
-    assert error_line(capsys) == expected
+    assert error_line(capsys) == expected.replace("eval_steps", "--eval_steps")
+    assert main(["train", letters, "--eval-steps", value, "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == expected.replace("eval_steps", "--eval_steps")
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"save_steps: {value}\n")
     assert main(["train", letters, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
