@@ -411,8 +411,10 @@ def warm_start(
 
 
 def _progress_callback(steps: int, log: Callable[[str], None]):
-    """A ``TrainerCallback`` that logs ``step s/steps, loss L, ETA ~m:ss`` at every tenth of ``steps`` (the loss is
-    the latest the trainer logged; the ETA is :class:`~mrtpo_sdk.progress.StepClock`'s, none before two steps)."""
+    """A ``TrainerCallback`` that logs ``step s/steps, loss L, ETA ~m:ss`` once per tenth of ``steps``, at the first
+    loss the trainer logs in it (``L`` is that step's loss: the trainer logs after ``on_step_end``, so a line
+    written there would show the previous logging's loss); the ETA is :class:`~mrtpo_sdk.progress.StepClock`'s,
+    none before two steps."""
     from transformers import TrainerCallback
 
     from ..progress import StepClock, eta_text
@@ -420,21 +422,20 @@ def _progress_callback(steps: int, log: Callable[[str], None]):
     class WarmStartProgress(TrainerCallback):
         def __init__(self) -> None:
             self.clock = StepClock()
-            self.loss: float | None = None
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if logs and isinstance(logs.get("loss"), (int, float)):
-                self.loss = float(logs["loss"])
+            self.tenths_logged = 0
 
         def on_step_end(self, args, state, control, **kwargs):
+            self.clock.first_step_done(state.global_step)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
             step = state.global_step
-            self.clock.first_step_done(step)
-            if step * 10 // steps > (step - 1) * 10 // steps and step < steps:  # a tenth of the steps passed
-                parts = [f"step {step}/{steps}"]
-                if self.loss is not None:
-                    parts.append(f"loss {self.loss:.3f}")
+            if not (logs and isinstance(logs.get("loss"), (int, float))) or step >= steps:
+                return
+            tenth = step * 10 // steps
+            if tenth > self.tenths_logged:  # a tenth of the steps passed since the last line
+                self.tenths_logged = tenth
                 eta = eta_text(self.clock.remaining(step, steps))
-                log(", ".join(parts + ([eta] if eta else [])))
+                log(", ".join([f"step {step}/{steps}", f"loss {float(logs['loss']):.3f}"] + ([eta] if eta else [])))
 
     return WarmStartProgress()
 

@@ -38,10 +38,11 @@ def test_warm_start_lowers_the_reference_loss_and_is_cached(cache, local_model, 
     progress = [line for line in lines if line.startswith("[warm start] step ")]
     assert [line.split(",")[0] for line in progress] == [f"[warm start] step {s}/6" for s in range(1, 6)]
     assert "ETA ~" not in progress[0] and all("ETA ~0:" in line for line in progress[1:])
-    assert all(", loss " in line for line in progress[1:])
+    assert all(", loss " in line for line in progress)
     info = json.loads((folder / WARM_START_FILE).read_text())
     assert info["steps"] == 6 and info["pairs"] == len(examples) and info["base"] == str(local_model)
     assert isinstance(info["seconds"], float) and info["seconds"] > 0  # the warm start's wall-clock cost
+    assert progress[0].split(", ")[1] == f"loss {info['first_loss']:.3f}"  # step 1's line shows step 1's loss
     _, pairs = policy_corpus(task, examples)
     base, tok, _ = load_pretrained(str(local_model))
     warm, _, _ = load_pretrained(str(folder))
@@ -95,6 +96,12 @@ def test_warm_start_progress_prints_once_per_tenth_of_the_steps(steps, expected)
 
     lines: list[str] = []
     callback = _progress_callback(steps, lines.append)
-    for step in range(1, steps + 1):
-        callback.on_step_end(None, SimpleNamespace(global_step=step), None)
+    every = max(1, steps // 20)  # the warm start's logging_steps
+    for step in range(1, steps + 1):  # transformers' order: on_step_end, then on_log of that step's loss
+        state = SimpleNamespace(global_step=step)
+        callback.on_step_end(None, state, None)
+        if step == 1 or step % every == 0:
+            callback.on_log(None, state, None, logs={"loss": 1.0 / step, "grad_norm": 0.5})
+    callback.on_log(None, SimpleNamespace(global_step=steps), None, logs={"train_runtime": 9.0, "train_loss": 0.3})
     assert [line.split(",")[0] for line in lines] == [f"step {s}/{steps}" for s in expected]
+    assert [line.split(", ")[1] for line in lines] == [f"loss {1.0 / s:.3f}" for s in expected]  # that step's loss
