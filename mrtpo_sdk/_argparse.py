@@ -159,8 +159,8 @@ def split_name(value: str) -> str:
         argparse.ArgumentTypeError: ``value`` is empty or only whitespace.
     """
     if not value.strip():
-        raise argparse.ArgumentTypeError("a split name cannot be empty: name one (e.g. --split dev), or drop the flag "
-                                         "for the default")
+        raise argparse.ArgumentTypeError("a split name cannot be empty or blank: name one of the task's splits, or "
+                                         "drop the flag for its default")
     return value
 
 

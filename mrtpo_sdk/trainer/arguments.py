@@ -334,11 +334,20 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
             f"unexpected argument{'s' if len(words) > 1 else ''} {named} (train takes one TASK_FILE; flags start "
             f"with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"
         )
+    in_config = "config file" in message
+    if in_config:  # a YAML key is a field's name: no dashes, no "--"
+        known = [o[2:] for o in known if "-" not in o[2:]]
     parts = []
     for u in unknown:
-        guess = difflib.get_close_matches(u.split("=")[0], known, n=1)
-        parts.append(f"{u}" + (f" (did you mean {guess[0]}?)" if guess else ""))
-    source = "key in --config" if "config file" in message else "option"
+        name = u.split("=")[0][2:] if in_config else u.split("=")[0]
+        if name == "--split":
+            parts.append(f"{u} (train samples the task's train split; --data FILE trains on other data)")
+            continue
+        guess = difflib.get_close_matches(name, known, n=1)
+        parts.append(name if in_config else u)
+        if guess:
+            parts[-1] += f" (did you mean {guess[0]}?)"
+    source = "key in --config" if in_config else "option"
     return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
 
 

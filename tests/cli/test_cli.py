@@ -155,6 +155,8 @@ def test_train_sql_end_to_end(tmp_path, algo):
         (["--max_steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
         (["--max-steps", "three"], "error: argument --max_steps: invalid int value: 'three' (all options:"),
         (["--max_step", "3"], "unknown option: --max_step (did you mean --max_steps?)"),
+        (["--split", "dev"], "unknown option: --split (train samples the task's train split; --data FILE trains on "
+                             "other data)"),
         (["--num_generations", "1"], "error: --num_generations must be >= 2, got 1"),
         (["--max_steps", "0"], "error: --max_steps must be a positive number of steps (or -1 to train by"),
         (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
@@ -173,8 +175,8 @@ def test_bad_options_are_one_line(capsys, args, fragment):
 def test_an_empty_split_is_refused_not_read_as_the_default(capsys, command, value):
     assert main([*command, "--split", value]) == 2
     assert error_line(capsys).startswith(
-        "error: argument --split: a split name cannot be empty: name one (e.g. --split dev), or drop the flag for "
-        "the default"
+        "error: argument --split: a split name cannot be empty or blank: name one of the task's splits, or drop the "
+        "flag for its default"
     )
 
 
@@ -186,7 +188,11 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text("max_stepz: 3\n")
     assert main(["train", SQL_TASK, "--config", str(unknown)]) == 2
-    assert "unknown key in --config: --max_stepz (did you mean --max_steps?)" in error_line(capsys)
+    assert "unknown key in --config: max_stepz (did you mean max_steps?)" in error_line(capsys)
+    dashed = tmp_path / "dashed.yaml"
+    dashed.write_text("num-generations: 4\n")
+    assert main(["train", SQL_TASK, "--config", str(dashed)]) == 2
+    assert "unknown key in --config: num-generations (did you mean num_generations?)" in error_line(capsys)
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
