@@ -320,9 +320,8 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     if "not used by the HfArgumentParser" not in message and "Unknown arguments from config file" not in message:
         # a field's own check ("num_generations must be >= 2, got 1") names the flag the user typed
         field = re.match(r"([a-z][a-z0-9_]*) must ", message)
-        flag = f"--{field.group(1)}" if field else ""
-        spellings = {o for o, a in parser._option_string_actions.items() if flag in a.option_strings}
-        if field and any(f.split("=", 1)[0] in spellings for f in flags):
+        action = parser._option_string_actions.get(f"--{field.group(1)}") if field else None
+        if action is not None and any(f.split("=", 1)[0] in action.option_strings for f in flags):
             return f"--{message}"
         return message
     known = [o for o in parser._option_string_actions if o.startswith("--")]
