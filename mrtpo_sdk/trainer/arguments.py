@@ -313,7 +313,8 @@ def _boolean_help(parser) -> None:
 def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)", and a field's
     own check ("num_generations must be >= 2, got 1") into one naming its flag ("--num_generations must ...") when
-    ``flags`` (the command line) set it; a ``--config`` key or a Python field keeps the field's name."""
+    ``flags`` (the command line) set it, or naming the file and key (``--config c.yaml: num_generations must ...``)
+    when the ``--config`` file did; a Python field keeps the field's name."""
     import difflib
     import re
 
@@ -323,6 +324,8 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
         action = parser._option_string_actions.get(f"--{field.group(1)}") if field else None
         if action is not None and any(f.split("=", 1)[0] in action.option_strings for f in flags):
             return f"--{message}"
+        if field and field.group(1) in config_file_values(list(flags)):  # the key of --config FILE set it
+            return f"--config {_flag_values(list(flags))['config']}: {message}"
         return message
     known = [o for o in parser._option_string_actions if o.startswith("--")]
     unknown = [u for u in re.findall(r"'(--[^']+)'", message)]

@@ -199,7 +199,7 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
 def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with
     logging_steps, silently; MRTPOConfig refuses them, so a flag, a YAML key and Python get the same check, the
-    flag's line naming the flag and the YAML key's the key."""
+    flag's line naming the flag and the YAML key's the file and the key."""
     letters = str(ROOT / "tests" / "fixtures" / "letters_task.py")
     expected = (f"error: eval_steps must be a number of steps >= 1 or a fraction of the run in (0, 1) (e.g. 0.25: "
                 f"every quarter), got {value}")
@@ -210,7 +210,7 @@ def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"save_steps: {value}\n")
     assert main(["train", letters, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
-    assert error_line(capsys) == expected.replace("eval_steps", "save_steps")
+    assert error_line(capsys) == expected.replace("error: eval_steps", f"error: --config {cfg}: save_steps")
     assert not (tmp_path / "o").exists()
     from mrtpo_sdk.trainer import MRTPOConfig
 
