@@ -152,7 +152,7 @@ def load_bfcl(
             question without its possible answer (the message names file and line).
     """
     if split not in SPLITS:
-        raise BFCLDataError(f"unknown split {split!r}; BFCL splits are {', '.join(SPLITS)}")
+        raise BFCLDataError(f"unknown split {split!r}; the BFCL splits: {', '.join(SPLITS)}")
     cats = resolve_categories(categories)
     root = Path(directory) if directory is not None else installed_data_dir()
     if root is None:

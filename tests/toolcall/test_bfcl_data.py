@@ -54,8 +54,9 @@ def test_alias_and_category_selection():
     assert {e.category for e in load_bfcl(BUNDLED, ["simple", "live_parallel"], "all")} == {"simple_python", "live_parallel"}
     with pytest.raises(BFCLDataError, match="unknown BFCL category 'java'"):
         load_bfcl(BUNDLED, ["java"])
-    with pytest.raises(BFCLDataError, match="unknown split 'dev'"):
+    with pytest.raises(BFCLDataError) as err:
         load_bfcl(BUNDLED, ["simple"], "dev")
+    assert str(err.value) == "unknown split 'dev'; the BFCL splits: train, test, all"
 
 
 def _write(root: Path, cat: str, questions: list[str], answers: list[str] | None) -> None:
