@@ -12,7 +12,7 @@ import pytest
 from mrtpo_sdk import Verifier, VerifierContractError, VerifierError
 from mrtpo_sdk.cli import main
 
-from .helpers import FRAGILE_DEF_LINE, FRAGILE_RAISE_LINE, ROOT, TRAIN_FLAGS, write_fragile
+from .helpers import FRAGILE_DEF_LINE, FRAGILE_RAISE_LINE, LETTERS, ROOT, TRAIN_FLAGS, write_fragile
 
 SQL_TASK = str(ROOT / "tasks" / "sql.py")
 
@@ -85,6 +85,46 @@ def test_debug_before_the_command_and_from_the_environment(tmp_path, capsys, mon
         main(["train", missing])
     monkeypatch.setenv("MRTPO_DEBUG", "0")
     assert main(["train", missing]) == 2
+
+
+def test_trls_debug_setting_is_set_with_an_equals_sign_or_a_config_list_never_a_bare_debug(
+    tmp_path, capsys, monkeypatch
+):
+    """A bare --debug is mrtpo-sdk's (tracebacks); TRL's TrainingArguments.debug takes --debug=FEATURE or the
+    --config key; a config value that is no list of features (``debug: true``) is refused, not passed on."""
+    from mrtpo_sdk.trainer import cli as trainer_cli
+
+    seen = []
+
+    def run_training(task, script_args, config, **kwargs):
+        seen.append(config.debug)
+        return 0
+
+    monkeypatch.setattr(trainer_cli, "run_training", run_training)
+    out = ["--output_dir", str(tmp_path / "o")]
+    assert main(["train", LETTERS, "--debug=underflow_overflow", *out]) == 0
+    listed, flag = tmp_path / "list.yaml", tmp_path / "flag.yaml"
+    listed.write_text("debug: [underflow_overflow]\n")
+    assert main(["train", LETTERS, "--config", str(listed), *out]) == 0
+    assert seen == [["underflow_overflow"], ["underflow_overflow"]]
+    flag.write_text("debug: true\n")
+    assert main(["train", LETTERS, "--config", str(flag), *out]) == 2
+    assert error_lines(capsys) == [
+        f"error: --config {flag}: debug: invalid value: true (TRL's debug features: a list of underflow_overflow, "
+        "tpu_metrics_debug); mrtpo-sdk's --debug (the full traceback of an error) is a command-line flag or "
+        "MRTPO_DEBUG=1, not a --config key"
+    ]
+    assert main(["train", LETTERS, "--debug", "underflow_overflow", *out]) == 2
+    assert error_lines(capsys) == [
+        "error: unexpected argument 'underflow_overflow' (a bare --debug is mrtpo-sdk's own flag, for full "
+        "tracebacks; TRL's debug feature is --debug=underflow_overflow) (all options: mrtpo-sdk train TASK --help)"
+    ]
+    assert main(["train", "--help"]) == 0
+    assert ("'tpu_metrics_debug' (print TPU metrics). mrtpo-sdk train: a bare --debug is mrtpo-sdk's own flag (on an "
+            "error, the full Python traceback instead of one line; also MRTPO_DEBUG=1), not this setting; set TRL's "
+            "debug features with --debug=underflow_overflow or the --config key debug: [underflow_overflow].") in (
+        " ".join(capsys.readouterr().out.split()))
+    assert seen == [["underflow_overflow"], ["underflow_overflow"]]
 
 
 def test_verifier_error_message_names_where_it_raised(tmp_path):

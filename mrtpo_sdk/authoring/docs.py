@@ -155,7 +155,7 @@ def cli_markdown() -> str:
         extra="Every field of TRL's `GRPOConfig` and of `MRTPOConfig` is a flag; `--config run.yaml` reads the same "
         "fields from YAML (flags override it). The defaults below are those of the embedded default policy (no "
         "`--model`); with `--model` TRL's own defaults apply, except `logging_steps=1`, `save_strategy=no`, "
-        "`report_to=none`. A flag's dashed spelling (`--max-steps`) is accepted, with a deprecation note. TRL's `--beta` is the KL coefficient; MRTPO's redistribution strength is "
+        "`report_to=none`. TRL's `--beta` is the KL coefficient; MRTPO's redistribution strength is "
         "`--mrtpo_beta`. When the task has a held-out split (`Task(eval_split=...)`), training evaluates on it "
         "greedily before the first step, every quarter of the run (`eval_steps=0.25`) and after the last step, "
         "logging `eval/<metric>` rows to `metrics.jsonl`; `--eval_strategy no` turns that off, `--eval_steps N` "

@@ -6,6 +6,7 @@ gave (for the presets), a flag's dashed spelling. ``compare`` reads a matrix's t
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,7 @@ class TrainScriptArguments:
     )
     policy_preset: str = field(
         default="small",
-        metadata={"help": "Size of the embedded policy: 'small' (default) or 'tiny' (seconds to build; smoke tests)."},
+        metadata={"help": "Size of the embedded policy: 'small' or 'tiny' (seconds to build; smoke tests)."},
     )
     warm_start_steps: int = field(
         default=0,
@@ -242,12 +243,46 @@ def snake_case_flags(rest: list[str], parser) -> list[str]:
 
 def train_parser(config_class):
     """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
-    1,000-line usage, and flags must be spelled out (no silent abbreviations)."""
+    1,000-line usage, and flags must be spelled out (no silent abbreviations). A bad value of a ``--config`` key
+    names the file and the key (``--config c.yaml: num_generations: invalid int value: 'abc'``)."""
+    import re
+    import sys
+
     from trl import TrlParser
 
     class TrainParser(TrlParser):
+        config_path: str | None = None  # the --config file of the arguments being parsed
+        config_keys: frozenset[str] = frozenset()  # its keys that are settings
+        config_unknown: tuple[str, ...] = ()  # its keys that are not
+        command_line: tuple[str, ...] = ()
+
+        def parse_args_and_config(self, args=None, *rest, **kwargs):
+            args = _one_config_flag(list(sys.argv[1:] if args is None else args))
+            self.command_line = tuple(args)
+            self.config_path = args[args.index("--config") + 1] if "--config" in args else None
+            self.config_keys, self.config_unknown = frozenset(), ()
+            return super().parse_args_and_config(args, *rest, **kwargs)
+
+        def set_defaults_with_config(self, **kwargs):
+            _check_debug_key(kwargs.get("debug"), self.config_path)
+            nested = kwargs.pop("config", None)  # --config is read from the command line, not from a file
+            remaining = super().set_defaults_with_config(**kwargs)
+            if nested is not None:
+                remaining += ["--config", str(nested)]
+            self.config_keys = frozenset(kwargs)
+            self.config_unknown = tuple(key[2:] for key in remaining[::2])
+            return remaining
+
         def error(self, message: str):  # argparse: invalid value, missing argument, ...
-            raise MRTPOError(f"{one_spelling(message)} (all options: mrtpo-sdk train TASK --help)")
+            message = one_spelling(message)
+            given = re.match(r"argument (--\w+): (.*)", message, re.S)
+            action = self._option_string_actions.get(given.group(1)) if given else None
+            if (
+                action is not None and self.config_path is not None and action.dest in self.config_keys
+                and not any(a.split("=", 1)[0] in action.option_strings for a in self.command_line)
+            ):  # argparse converts a --config value (a string default) when no flag gave the setting
+                raise MRTPOError(f"--config {self.config_path}: {action.dest}: {given.group(2)}")
+            raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
 
     from trl import ModelConfig
 
@@ -255,17 +290,88 @@ def train_parser(config_class):
         (TrainScriptArguments, config_class, ModelConfig),
         prog="mrtpo-sdk train TASK_FILE[@name]",
         description="Train a policy on a task with MRTPO (or --algo gdpo|grpo). Every MRTPOConfig / TRL GRPOConfig "
-        "field is a flag. --config FILE.yaml reads option values from a YAML file; flags given on the command "
-        "line override it.",
+        "field is a flag, and a key of a --config file. Flags are spelled with underscores (--max_steps), the "
+        "canonical form; the dashed spelling (--max-steps) is accepted but deprecated (a note on stderr).",
         allow_abbrev=False,
     )
+    config = parser.add_argument("--config", action=_ConfigFlag, metavar="FILE", default=argparse.SUPPRESS,
+                                 help=_CONFIG_HELP)
+    for actions in (parser._actions, parser._optionals._group_actions):  # listed first, after --help
+        actions.insert(1, actions.pop(actions.index(config)))
     # One KEY=VALUE per -T, as the other commands take it (train_command takes them out before this parser runs)
     parser._option_string_actions["--task_option"].nargs = None
     _boolean_help(parser)
     for flag, text in _HELD_OUT_HELP.items():
         action = parser._option_string_actions[flag]
         action.help = f"{action.help or ''} {text}".strip()
+    debug = parser._option_string_actions["--debug"]
+    debug.help = f"{debug.help or ''} {_DEBUG_HELP}".strip()
     return parser
+
+
+_CONFIG_HELP = (
+    "Read settings from a YAML (or JSON) file whose keys are the flags' names without the dashes (max_steps: 10); "
+    "a flag given on the command line overrides the file's key."
+)
+
+#: Added to TRL's help of ``--debug`` (TrainingArguments.debug): ``mrtpo-sdk`` takes a bare ``--debug`` itself.
+_DEBUG_HELP = (
+    "mrtpo-sdk train: a bare --debug is mrtpo-sdk's own flag (on an error, the full Python traceback instead of one "
+    "line; also MRTPO_DEBUG=1), not this setting; set TRL's debug features with --debug=underflow_overflow or the "
+    "--config key debug: [underflow_overflow]."
+)
+
+
+def _one_config_flag(args: list[str]) -> list[str]:
+    """``args`` with its ``--config=FILE`` spelled ``--config FILE``, as TRL's parser reads it.
+
+    Raises:
+        MRTPOError: ``--config`` without a file, or given twice.
+    """
+    at = [i for i, a in enumerate(args) if a == "--config" or a.startswith("--config=")]
+    if not at:
+        return args
+    if len(at) > 1:
+        raise MRTPOError("--config is given more than once; give one file")
+    i = at[0]
+    if args[i] == "--config":
+        path = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
+    else:
+        path = args[i].partition("=")[2]
+    if not path:
+        raise MRTPOError("--config needs a FILE, e.g. --config run.yaml (YAML or JSON)")
+    rest = args[:i] + args[i + (2 if args[i] == "--config" else 1) :]
+    return rest[:i] + ["--config", path] + rest[i:]
+
+
+class _ConfigFlag(argparse.Action):
+    """``--config FILE`` in ``train --help``: TRL's ``parse_args_and_config`` reads it and takes it out of the
+    arguments before argparse parses them, so argparse itself never takes it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("--config is read by parse_args_and_config, which takes it out of the arguments")
+
+
+def _check_debug_key(value: Any, path: str | None) -> None:
+    """The ``debug`` key of a ``--config`` file is TRL's ``TrainingArguments.debug``: a string (argparse checks it
+    as it checks ``--debug=...``) or a list of its features; ``true``/``false`` and the like would reach the Trainer,
+    which fails on them (TypeError) when training starts.
+
+    Raises:
+        MRTPOError: any other value; the line says that mrtpo-sdk's ``--debug`` is a command-line flag.
+    """
+    import json
+
+    features = _trl_debug_features()
+    if value is None or isinstance(value, str):
+        return
+    if isinstance(value, list) and all(v in features for v in value):
+        return
+    raise MRTPOError(
+        f"--config {path}: debug: invalid value: {json.dumps(value, default=str)} (TRL's debug features: a list of "
+        f"{', '.join(features)}); mrtpo-sdk's --debug (the full traceback of an error) is a command-line flag or "
+        f"MRTPO_DEBUG=1, not a --config key"
+    )
 
 
 #: What ``train`` does with the evaluation settings when the task declares a held-out split (:func:`held_out_presets`),
@@ -293,7 +399,6 @@ def _boolean_help(parser) -> None:
     """HfArgumentParser's boolean flags read ``--save_policy [true|false]``: a bare ``--save_policy`` means true,
     ``--save_policy false`` false. The ``--no_save_policy`` it adds for a field that defaults to true (the same as
     ``--save_policy false``) is named in that help instead of repeating it under its own (with "default: False")."""
-    import argparse
 
     def boolean(action) -> bool:  # HfArgumentParser's string_to_bool (TRL and transformers each have one)
         return getattr(action.type, "__name__", "") == "string_to_bool" and action.nargs == "?"
@@ -311,10 +416,11 @@ def _boolean_help(parser) -> None:
 
 
 def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
-    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)", and a field's
-    own check ("num_generations must be >= 2, got 1") into one naming its flag ("--num_generations must ...") when
-    ``flags`` (the command line) set it, or naming the file and key (``--config c.yaml: num_generations must ...``)
-    when the ``--config`` file did; a Python field keeps the field's name."""
+    """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)" (every unknown
+    key of the ``--config`` file in one line), and a field's own check ("num_generations must be >= 2, got 1") into
+    one naming its flag ("--num_generations must ...", the other settings it names as flags too) when ``flags`` (the
+    command line) set it, or naming the file and key (``--config c.yaml: num_generations must ...``) when the
+    ``--config`` file did; a Python field keeps the field's name."""
     import difflib
     import re
 
@@ -323,7 +429,7 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
         field = re.match(r"([a-z][a-z0-9_]*) must ", message)
         action = parser._option_string_actions.get(f"--{field.group(1)}") if field else None
         if action is not None and any(f.split("=", 1)[0] in action.option_strings for f in flags):
-            return f"--{message}"
+            return f"--{field.group(1)}{_as_flags(message[field.end(1):], parser)}"
         if field and field.group(1) in config_file_values(list(flags)):  # the key of --config FILE set it
             return f"--config {_flag_values(list(flags))['config']}: {message}"
         return message
@@ -332,13 +438,17 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     if "config file" not in message and not unknown:  # no option among them: words outside any flag
         words = re.findall(r"'([^']*)'", message)
         named = ", ".join(repr(w) for w in words) or message
-        return (
-            f"unexpected argument{'s' if len(words) > 1 else ''} {named} (train takes one TASK_FILE; flags start "
-            f"with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"
+        debug = [w for w in words if w in _trl_debug_features()]
+        why = (
+            f"a bare --debug is mrtpo-sdk's own flag, for full tracebacks; TRL's debug feature is --debug={debug[0]}"
+            if debug else "train takes one TASK_FILE; flags start with --, e.g. --max_steps 10"
         )
+        return f"unexpected argument{'s' if len(words) > 1 else ''} {named} ({why}) (all options: mrtpo-sdk train TASK --help)"
     in_config = "config file" in message
     if in_config:  # a YAML key is a field's name: no dashes, no "--"
-        known = [o[2:] for o in known if "-" not in o[2:]]
+        known = [o[2:] for o in known if "-" not in o[2:] and o != "--config"]
+        # the keys themselves (the parser records them): the message's list also holds their values
+        unknown = ["--" + key for key in getattr(parser, "config_unknown", ())] or unknown
     parts = []
     for u in unknown:
         name = u.split("=")[0][2:] if in_config else u.split("=")[0]
@@ -349,8 +459,27 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
         parts.append(name if in_config else u)
         if guess:
             parts[-1] += f" (did you mean {guess[0]}?)"
-    source = "key in --config" if in_config else "option"
+    plural = "s" if len(parts) > 1 else ""
+    source = f"key{plural} in --config" if in_config else f"option{plural}"
     return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
+
+
+def _trl_debug_features() -> list[str]:
+    """The values of TRL's ``--debug`` (transformers' ``DebugOption``): ``underflow_overflow``, ..."""
+    from transformers.debug_utils import DebugOption
+
+    return [o.value for o in DebugOption]
+
+
+def _as_flags(text: str, parser) -> str:
+    """``text`` with each setting it names (``num_train_epochs``) spelled as its flag (``--num_train_epochs``); a
+    quoted value or a Python argument (``Task(eval_split=...)``) is left as it is."""
+    import re
+
+    def flag(m: re.Match) -> str:
+        return f"--{m.group(0)}" if f"--{m.group(0)}" in parser._option_string_actions else m.group(0)
+
+    return re.sub(r"(?<![\w\-'\"(.=])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w\-'\"=(])", flag, text)
 
 
 def require_extras(config) -> None:

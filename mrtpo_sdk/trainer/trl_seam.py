@@ -127,7 +127,15 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     ),
     Method(
         "TrlParser", "parse_args_and_config", ("args",), returns="a tuple of the dataclass instances, in order",
-        used_by="mrtpo_sdk.trainer.cli (script_args, config = parser.parse_args_and_config(flags))", exact=False,
+        used_by="mrtpo_sdk.trainer.cli (script_args, config = parser.parse_args_and_config(flags)) through "
+        "arguments.train_parser's TrainParser.parse_args_and_config (--config=FILE spelled --config FILE)",
+        exact=False,
+    ),
+    Method(
+        "TrlParser", "set_defaults_with_config", ("**kwargs",),
+        returns="a list of '--key', 'value' strings, one pair per key that is no argument of the parser",
+        used_by="mrtpo_sdk.trainer.arguments.train_parser (TrainParser.set_defaults_with_config records the --config "
+        "file's keys, which its error() and explain_parse_error name)",
     ),
     # ---- instance attributes set by GRPOTrainer.__init__
     Attribute("GRPOTrainer", "_metrics", 'dict {"train": defaultdict(list), "eval": defaultdict(list)}; log() '
@@ -199,6 +207,18 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
         ("torch.nan",),
         "turns a reward function's None into NaN",
         f"{_T} (a verifier's None = not applicable)",
+    ),
+    SourceMarker(
+        "TrlParser.parse_args_and_config",
+        ('"--config" in args',),
+        "reads --config FILE as two arguments and takes them out before parsing",
+        "mrtpo_sdk.trainer.arguments.train_parser (TrainParser respells --config=FILE; --config is listed in --help)",
+    ),
+    SourceMarker(
+        "TrlParser.parse_args_and_config",
+        ("self.set_defaults_with_config(**config)",),
+        "sets the --config file's values as the parser's defaults with set_defaults_with_config",
+        "mrtpo_sdk.trainer.arguments.train_parser (a --config value's error names the file and the key)",
     ),
     SourceMarker(
         "module:trl.scripts.utils",

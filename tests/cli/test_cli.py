@@ -158,7 +158,8 @@ def test_train_sql_end_to_end(tmp_path, algo):
         (["--split", "dev"], "unknown option: --split (train samples the task's train split; --data FILE trains on "
                              "other data)"),
         (["--num_generations", "1"], "error: --num_generations must be >= 2, got 1"),
-        (["--max_steps", "0"], "error: --max_steps must be a positive number of steps (or -1 to train by"),
+        (["--max_steps", "0"], "error: --max_steps must be a positive number of steps (or -1 to train by "
+                               "--num_train_epochs), got 0"),
         (["--model", "/no/such/model-folder", "--max_steps", "1"], "--model /no/such/model-folder: no such folder"),
         (["extra_positional"], "error: unexpected argument 'extra_positional' (train takes one TASK_FILE; flags "
                                "start with --, e.g. --max_steps 10) (all options: mrtpo-sdk train TASK --help)"),
@@ -193,6 +194,71 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
     dashed.write_text("num-generations: 4\n")
     assert main(["train", SQL_TASK, "--config", str(dashed)]) == 2
     assert "unknown key in --config: num-generations (did you mean num_generations?)" in error_line(capsys)
+
+
+def test_several_unknown_config_keys_are_named_in_one_line(capsys, tmp_path):
+    """Every key of the file that is no setting, each with its closest setting; a value is never taken for a key."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("max_stepz: 3\nnum_generatons: 4\nzzqqxx: --max_steps\nseed: 1\n")
+    assert main(["train", SQL_TASK, "--config", str(cfg)]) == 2
+    assert error_line(capsys) == (
+        "error: unknown keys in --config: max_stepz (did you mean max_steps?), num_generatons (did you mean "
+        "num_generations?), zzqqxx (all options: mrtpo-sdk train TASK --help)"
+    )
+
+
+def test_a_config_value_of_the_wrong_type_names_the_file_and_the_key(capsys, tmp_path):
+    """argparse converts a --config value as it converts a flag's: the file's error names the file and the key, the
+    flag's names the flag; a flag given on the command line replaces the key, whose value is then not read."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("num_generations: abc\n")
+    out = ["--output_dir", str(tmp_path / "o")]
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: num_generations: invalid int value: 'abc'"
+    assert main(["train", LETTERS, f"--config={cfg}", *out]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: num_generations: invalid int value: 'abc'"
+    flag_error = ("error: argument --num_generations: invalid int value: 'abc' (all options: mrtpo-sdk train TASK "
+                  "--help)")
+    assert main(["train", LETTERS, "--num_generations", "abc", *out]) == 2
+    assert error_line(capsys) == flag_error
+    assert main(["train", LETTERS, "--config", str(cfg), "--num-generations", "abc", *out]) == 2
+    assert error_line(capsys) == flag_error
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_config_flag_reads_yaml_or_json_and_a_flag_overrides_its_keys(tmp_path, capsys):
+    from mrtpo_sdk.trainer import MRTPOConfig
+    from mrtpo_sdk.trainer.arguments import train_parser
+
+    base = ["--output_dir", str(tmp_path / "o"), "--report_to", "none", "--bf16", "false"]
+    yaml_file, json_file = tmp_path / "c.yaml", tmp_path / "c.json"
+    yaml_file.write_text("max_steps: 5\nnum_generations: abc\n")
+    json_file.write_text('{"max_steps": 5, "seed": 7}')
+    _, config, _ = train_parser(MRTPOConfig).parse_args_and_config(
+        ["--config", str(yaml_file), "--max_steps", "7", "--num_generations", "4", *base])
+    assert (config.max_steps, config.num_generations) == (7, 4)
+    _, config, _ = train_parser(MRTPOConfig).parse_args_and_config([f"--config={json_file}", *base])
+    assert (config.max_steps, config.seed) == (5, 7)
+    text = _help_text(["train", "--help"], capsys)
+    assert ("--help show this help message and exit --config FILE Read settings from a YAML (or JSON) file whose "
+            "keys are the flags' names without the dashes (max_steps: 10); a flag given on the command line "
+            "overrides the file's key. --model MODEL") in text
+    assert main(["train", LETTERS, "--config"]) == 2
+    assert error_line(capsys) == "error: --config needs a FILE, e.g. --config run.yaml (YAML or JSON)"
+    assert main(["train", LETTERS, "--config", str(yaml_file), f"--config={json_file}"]) == 2
+    assert error_line(capsys) == "error: --config is given more than once; give one file"
+
+
+def test_the_max_steps_check_names_flags_on_the_command_line_and_keys_in_a_config(capsys, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("max_steps: 0\n")
+    check = "max_steps must be a positive number of steps (or -1 to train by num_train_epochs), got 0"
+    assert main(["train", LETTERS, "--max_steps", "0", "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == "error: --" + check.replace("by num_train_epochs", "by --num_train_epochs")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: {check}"
+    assert main(["train", LETTERS, "--reward_std_floor", "-1", "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == "error: --reward_std_floor must be >= 0 and --advantage_eps > 0"
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
@@ -311,6 +377,12 @@ def test_train_help_says_what_train_does_with_the_evaluation_settings(capsys):
     letters = _help_text(["train", LETTERS, "--help"], capsys)  # no held-out split: TRL's
     assert [_flag_help(letters, flag, after).rpartition(" (default: ")[2] for flag, after in EVAL_FLAGS] == [
         "no)", "None)", "False)"]
+
+
+def test_train_help_states_the_policy_presets_default_once(capsys):
+    text = _help_text(["train", "--help"], capsys)
+    assert ("--policy_preset POLICY_PRESET, --policy-preset POLICY_PRESET Size of the embedded policy: 'small' or "
+            "'tiny' (seconds to build; smoke tests). (default: small)") in text
 
 
 def test_train_help_spells_a_boolean_flag_as_true_or_false(tmp_path, capsys):

@@ -70,6 +70,14 @@ def test_train_respells_dashed_flags_with_a_note(capsys):
 
 
 
+def test_train_help_says_dashed_spellings_are_deprecated(capsys):
+    from mrtpo_sdk.cli import main
+
+    assert main(["train", "--help"]) == 0
+    assert ("Flags are spelled with underscores (--max_steps), the canonical form; the dashed spelling (--max-steps) "
+            "is accepted but deprecated (a note on stderr).") in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize(
     "message, expected",
     [

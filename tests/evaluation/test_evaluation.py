@@ -312,7 +312,7 @@ def test_a_missing_relative_run_folder_is_not_a_hub_id(tmp_path, monkeypatch, ca
 
 def test_max_steps_zero_is_one_line(capsys):
     assert main(["train", str(ROOT / "tasks" / "sql.py"), "--max_steps", "0", "--policy_preset", "tiny"]) == 2
-    assert "error: --max_steps must be a positive number of steps (or -1 to train by num_train_epochs), got 0" in (
+    assert "error: --max_steps must be a positive number of steps (or -1 to train by --num_train_epochs), got 0" in (
         capsys.readouterr().err)
 
 
