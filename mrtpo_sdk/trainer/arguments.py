@@ -244,7 +244,8 @@ def snake_case_flags(rest: list[str], parser) -> list[str]:
 def train_parser(config_class):
     """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
     1,000-line usage, and flags must be spelled out (no silent abbreviations). A bad value of a ``--config`` key
-    names the file and the key (``--config c.yaml: num_generations: invalid int value: 'abc'``)."""
+    names the file and the key (``--config c.yaml: num_generations: invalid int value: 'abc'``, ``...: expected an
+    integer, got 4.5``, ``...: invalid choice 'foo' (choose from ...)``); a ``config:`` key is refused."""
     import re
     import sys
 
@@ -264,14 +265,32 @@ def train_parser(config_class):
             return super().parse_args_and_config(args, *rest, **kwargs)
 
         def set_defaults_with_config(self, **kwargs):
+            if "config" in kwargs:  # --config is read from the command line only
+                raise MRTPOError(
+                    f"--config {self.config_path}: config: a --config file cannot name another one (copy the "
+                    f"settings of {kwargs['config']} into this file)"
+                )
             _check_debug_key(kwargs.get("debug"), self.config_path)
-            nested = kwargs.pop("config", None)  # --config is read from the command line, not from a file
+            types = _field_types(self.dataclass_types)
+            for key, value in kwargs.items():
+                action = self._option_string_actions.get(f"--{key}")
+                if (
+                    action is not None and action.dest == key and key in types and key not in _OWN_CHECKS
+                    and not self.on_command_line(key)
+                ):  # a flag given on the command line replaces the key, whose value is then not read
+                    _check_config_value(self.config_path, key, value, types[key], action)
             remaining = super().set_defaults_with_config(**kwargs)
-            if nested is not None:
-                remaining += ["--config", str(nested)]
             self.config_keys = frozenset(kwargs)
             self.config_unknown = tuple(key[2:] for key in remaining[::2])
             return remaining
+
+        def on_command_line(self, dest: str) -> bool:
+            """Whether a flag of the arguments being parsed sets ``dest`` (``--bf16``, ``--no_bf16``, ...)."""
+            for arg in self.command_line:
+                action = self._option_string_actions.get(arg.split("=", 1)[0]) if arg.startswith("--") else None
+                if action is not None and action.dest == dest:
+                    return True
+            return False
 
         def error(self, message: str):  # argparse: invalid value, missing argument, ...
             message = one_spelling(message)
@@ -279,7 +298,7 @@ def train_parser(config_class):
             action = self._option_string_actions.get(given.group(1)) if given else None
             if (
                 action is not None and self.config_path is not None and action.dest in self.config_keys
-                and not any(a.split("=", 1)[0] in action.option_strings for a in self.command_line)
+                and not self.on_command_line(action.dest)
             ):  # argparse converts a --config value (a string default) when no flag gave the setting
                 raise MRTPOError(f"--config {self.config_path}: {action.dest}: {given.group(2)}")
             raise MRTPOError(f"{message} (all options: mrtpo-sdk train TASK --help)")
@@ -374,6 +393,126 @@ def _check_debug_key(value: Any, path: str | None) -> None:
     )
 
 
+#: ``--config`` keys with their own checks (:func:`config_task_options`, :func:`_check_debug_key`): they take values
+#: their fields' types do not describe (``task_option: {semantics: official}``, ``debug: [underflow_overflow]``).
+_OWN_CHECKS = frozenset({"task_option", "debug"})
+
+
+def _field_types(dataclass_types) -> dict[str, Any]:
+    """Each field of the parser's dataclasses by name: its type, as ``typing.get_type_hints`` resolves it."""
+    import dataclasses
+    import typing
+
+    types: dict[str, Any] = {}
+    for dataclass_type in dataclass_types:
+        try:
+            hints = typing.get_type_hints(dataclass_type)
+        except Exception:  # noqa: BLE001 - an unresolvable annotation: that field goes unchecked
+            hints = {}
+        for f in dataclasses.fields(dataclass_type):
+            if f.init and f.name in hints:
+                types[f.name] = hints[f.name]
+    return types
+
+
+def _check_config_value(path: str | None, key: str, value: Any, field_type: Any, action: argparse.Action) -> None:
+    """A ``--config`` value against its field's type and its flag's choices. argparse converts a string value as it
+    converts the flag's (``num_generations: "8"``; its error names the file and key, :func:`train_parser`), but keeps
+    any other value as it is and checks no choices: ``num_generations: 4.5``, ``max_steps: true`` or
+    ``lr_scheduler_type: foo`` would otherwise reach TRL, whose failure names neither the file nor the key.
+
+    An integer field takes a YAML integer (not true/false), a number field an integer or a float, a true/false field
+    true or false, a string field a string (or what TRL and transformers read for some string fields: true/false,
+    ``resume_from_checkpoint: true``, ``fsdp: true``, or a list of strings, ``fsdp: [full_shard]``), a list field a
+    list of those, an optional field null; a field with choices one of them.
+
+    Raises:
+        MRTPOError: ``--config c.yaml: num_generations: expected an integer, got 4.5``.
+    """
+    where = f"--config {path}: {key}"
+    if action.choices:
+        choice = action.type(value) if isinstance(value, str) and callable(action.type) else value
+        if choice in action.choices or (not isinstance(value, str) and _fits(value, field_type, loose_str=False)):
+            return  # a choice, or null for an optional field
+        shown = repr(value) if isinstance(value, str) else _json_value(value)
+        listed = ", ".join(repr(getattr(c, "value", c)) for c in action.choices)
+        unquoted = {True: ("yes", "on", "true"), False: ("no", "off", "false")}  # what YAML reads as true/false
+        words = unquoted[value] if isinstance(value, bool) else ()
+        quoted = [w for w in words if w in {str(getattr(c, "value", c)) for c in action.choices}]
+        hint = f'; YAML reads an unquoted {quoted[0]} as {shown}: write "{quoted[0]}"' if quoted else ""
+        raise MRTPOError(f"{where}: invalid choice {shown} (choose from {listed}{hint})")
+    if isinstance(value, str):
+        return  # argparse converts it as it converts the flag's value
+    if not _fits(value, field_type):
+        raise MRTPOError(f"{where}: expected {_describe(field_type)}, got {_json_value(value)}")
+
+
+def _fits(value: Any, field_type: Any, loose_str: bool = True) -> bool:
+    """Whether a YAML value (``None``, bool, int, float, str, list, dict) is one of ``field_type``; a type this does
+    not know (a class such as ``ParallelismConfig``) takes any value. ``loose_str``: a string field takes true/false
+    and a list of strings too (:func:`_check_config_value`)."""
+    import enum
+    import types
+    import typing
+
+    origin, args = typing.get_origin(field_type), typing.get_args(field_type)
+    if field_type is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a, loose_str) for a in args)
+    if field_type is type(None):
+        return value is None
+    if origin is typing.Literal:
+        return any(value is a or (type(value) is type(a) and value == a) for a in args)
+    if origin in (list, tuple, set, frozenset) or field_type in (list, tuple):
+        return isinstance(value, list) and (not args or all(_fits(v, args[0], loose_str=False) for v in value))
+    if origin is dict or field_type is dict:
+        return isinstance(value, dict)
+    if field_type is bool:
+        return isinstance(value, bool)
+    if field_type is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if field_type is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if field_type is str:
+        loose = isinstance(value, bool) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        return isinstance(value, str) or (loose_str and loose)
+    if isinstance(field_type, type) and issubclass(field_type, enum.Enum):
+        return isinstance(value, str) and value in {str(m.value) for m in field_type}
+    return True
+
+
+def _describe(field_type: Any, plural: bool = False) -> str:
+    """What a YAML value of ``field_type`` is, for an error line: "an integer", "a string or a list of strings"."""
+    import enum
+    import types
+    import typing
+
+    origin, args = typing.get_origin(field_type), typing.get_args(field_type)
+    if origin in (typing.Union, types.UnionType):
+        described = [_describe(a, plural) for a in args if a is not type(None)]
+        return " or ".join(dict.fromkeys(described))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(_json_value(a) for a in args)
+    if origin in (list, tuple, set, frozenset) or field_type in (list, tuple):
+        return ("lists of " if plural else "a list of ") + _describe(args[0], plural=True) if args else "a list"
+    if origin is dict or field_type is dict:
+        return "mappings" if plural else "a mapping"
+    if isinstance(field_type, type) and issubclass(field_type, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in field_type)
+    names = {bool: ("true or false", "true/false values"), int: ("an integer", "integers"),
+             float: ("a number", "numbers"), str: ("a string", "strings")}
+    singular, many = names.get(field_type, (f"a {getattr(field_type, '__name__', field_type)}", "values"))
+    return many if plural else singular
+
+
+def _json_value(value: Any) -> str:
+    """``value`` as YAML and JSON write it: ``4.5``, ``true``, ``null``, ``"abc"``, ``[1, 2]``."""
+    import json
+
+    return json.dumps(value, default=str)
+
+
 #: What ``train`` does with the evaluation settings when the task declares a held-out split (:func:`held_out_presets`),
 #: added to TRL's help of those flags (whose defaults, shown without a task, are TrainingArguments').
 _HELD_OUT_HELP = {
@@ -420,7 +559,9 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     key of the ``--config`` file in one line), and a field's own check ("num_generations must be >= 2, got 1") into
     one naming its flag ("--num_generations must ...", the other settings it names as flags too) when ``flags`` (the
     command line) set it, or naming the file and key (``--config c.yaml: num_generations must ...``) when the
-    ``--config`` file did; a Python field keeps the field's name."""
+    ``--config`` file did; a Python field keeps the field's name. Any other check (TRL's, transformers') keeps its
+    text and says what set the settings it names: ``generation_batch_size (32) must be divisible by num_generations
+    (6). (set by --num_generations 6; generation_batch_size left at its default)``."""
     import difflib
     import re
 
@@ -432,7 +573,7 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
             return f"--{field.group(1)}{_as_flags(message[field.end(1):], parser)}"
         if field and field.group(1) in config_file_values(list(flags)):  # the key of --config FILE set it
             return f"--config {_flag_values(list(flags))['config']}: {message}"
-        return message
+        return message + _set_by(message, parser, list(flags))
     known = [o for o in parser._option_string_actions if o.startswith("--")]
     unknown = [u for u in re.findall(r"'(--[^']+)'", message)]
     if "config file" not in message and not unknown:  # no option among them: words outside any flag
@@ -462,6 +603,63 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     plural = "s" if len(parts) > 1 else ""
     source = f"key{plural} in --config" if in_config else f"option{plural}"
     return f"unknown {source}: {', '.join(parts) or message} (all options: mrtpo-sdk train TASK --help)"
+
+
+def _set_by(message: str, parser, flags: list[str]) -> str:
+    """What set the settings a check names (TRL's and transformers' own, ``generation_batch_size (32) must be
+    divisible by num_generations (6).``), to append to it: ``" (set by --num_generations 6 and
+    --per_device_train_batch_size 16; generation_batch_size left at its default)"``; a ``--config`` key reads
+    ``num_generations: 6 in --config c.yaml``. A setting left at its default is named as such, and the settings its
+    help says it derives from (generation_batch_size: "per_device_train_batch_size * num_processes *
+    steps_per_generation") count as named when the user set them. ``""`` when the message names no setting."""
+    named = _settings_named(message, parser)
+    if not named:
+        return ""
+    on_line: dict[str, str] = {}
+    for name, value in _flag_values(flags).items():
+        action = parser._option_string_actions.get(f"--{name}")
+        if action is None or name == "config":
+            continue
+        shown = " ".join(value) if isinstance(value, list) else ("" if value is True else str(value))
+        on_line.setdefault(action.dest, f"--{name} {shown}".strip())
+    path, in_file = _flag_values(flags).get("config"), config_file_values(flags)
+    given = {**{k: f"{k}: {_json_value(v)} in --config {path}" for k, v in in_file.items()}, **on_line}
+    defaults = [name for name in named if name not in given]
+    seen, todo = set(named), list(defaults)
+    while todo:  # a default derived from other settings: the ones the user set count too
+        action = parser._option_string_actions.get(f"--{todo.pop(0)}")
+        for name in _settings_named(action.help or "", parser) if action is not None else ():
+            if name not in seen:
+                seen.add(name)
+                named.append(name)
+                if name not in given:
+                    todo.append(name)
+    set_by = [given[name] for name in named if name in given]
+    parts = [f"set by {_and(set_by)}"] if set_by else []
+    if defaults:
+        parts.append(f"{_and(defaults)} left at {'its default' if len(defaults) == 1 else 'their defaults'}")
+    return f" ({'; '.join(parts)})"
+
+
+def _settings_named(text: str, parser) -> list[str]:
+    """The settings ``text`` names, in order: a name with an underscore (``num_generations``), or a one-word one in
+    backticks (`` `bf16` ``) or before its value in parentheses (``beta (0.1)``); not one spelled as a flag
+    (``--max_steps``), which names itself."""
+    import re
+
+    names = []
+    pattern = r"`([a-z][a-z0-9_]*)`|(?<![-\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b|(?<![-\w.])([a-z][a-z0-9]*) \("
+    for m in re.finditer(pattern, text):  # not --name (a flag already) nor x.name
+        name = next(g for g in m.groups() if g)
+        action = parser._option_string_actions.get(f"--{name}")
+        if action is not None and action.dest == name and name != "config" and name not in names:
+            names.append(name)
+    return names
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _trl_debug_features() -> list[str]:

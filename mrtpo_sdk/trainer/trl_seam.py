@@ -134,8 +134,9 @@ SEAM: tuple[Method | Attribute | ConfigField | SourceMarker, ...] = (
     Method(
         "TrlParser", "set_defaults_with_config", ("**kwargs",),
         returns="a list of '--key', 'value' strings, one pair per key that is no argument of the parser",
-        used_by="mrtpo_sdk.trainer.arguments.train_parser (TrainParser.set_defaults_with_config records the --config "
-        "file's keys, which its error() and explain_parse_error name)",
+        used_by="mrtpo_sdk.trainer.arguments.train_parser (TrainParser.set_defaults_with_config checks each --config "
+        "value against its field's type and choices, refuses a config key, and records the file's keys, which its "
+        "error() and explain_parse_error name)",
     ),
     # ---- instance attributes set by GRPOTrainer.__init__
     Attribute("GRPOTrainer", "_metrics", 'dict {"train": defaultdict(list), "eval": defaultdict(list)}; log() '

@@ -261,6 +261,98 @@ def test_the_max_steps_check_names_flags_on_the_command_line_and_keys_in_a_confi
     assert error_line(capsys) == "error: --reward_std_floor must be >= 0 and --advantage_eps > 0"
 
 
+@pytest.mark.parametrize(
+    "yaml_text, expected",
+    [
+        ("num_generations: 4.5\n", "num_generations: expected an integer, got 4.5"),
+        ("max_steps: true\n", "max_steps: expected an integer, got true"),
+        ("max_steps: [1, 2]\n", "max_steps: expected an integer, got [1, 2]"),
+        ("max_steps: null\n", "max_steps: expected an integer, got null"),
+        ("learning_rate: true\n", "learning_rate: expected a number, got true"),
+        ("bf16: 1\n", "bf16: expected true or false, got 1"),
+        ("reward_weights: [1, x]\n", 'reward_weights: expected a list of numbers, got [1, "x"]'),
+        ("report_to: 3\n", "report_to: expected a string or a list of strings, got 3"),
+    ],
+)
+def test_a_config_value_not_of_its_fields_type_names_the_file_and_the_key(capsys, tmp_path, yaml_text, expected):
+    """argparse converts a string value of a --config key as it converts the flag's, but keeps any other value as it
+    is: a float for an integer field would reach TRL, whose failure names neither the file nor the key."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml_text)
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: {expected}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_config_values_of_their_fields_types_load_as_the_flags_do(tmp_path):
+    """Each kind of value a field takes: a YAML integer for a number, a string converted as the flag's value, null for
+    an optional field, a string for a list field (PEFT's all-linear), a mapping; a flag replaces a key unread."""
+    from mrtpo_sdk.trainer import MRTPOConfig
+    from mrtpo_sdk.trainer.arguments import train_parser
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "num_generations: '4'\nlearning_rate: 1e-5\nwarmup_steps: 2\neval_steps: 5\nreward_weights: [1, 2.5]\n"
+        "bf16: 'false'\nreport_to: none\nlr_scheduler_type: cosine\nsave_strategy: 'no'\nlora_target_modules: "
+        "all-linear\nmodel_init_kwargs: {revision: main}\nnum_generations_eval: null\nmax_steps: 4.5\n"
+    )
+    _, config, model_args = train_parser(MRTPOConfig).parse_args_and_config(
+        ["--config", str(cfg), "--max_steps", "3", "--output_dir", str(tmp_path / "o")])
+    assert (config.num_generations, config.learning_rate, config.warmup_steps, config.eval_steps) == (4, 1e-5, 2, 5)
+    assert (config.reward_weights, config.bf16, config.report_to, config.max_steps) == ([1, 2.5], False, [], 3)
+    assert (config.lr_scheduler_type.value, config.save_strategy.value) == ("cosine", "no")
+    assert (model_args.lora_target_modules, config.model_init_kwargs) == ("all-linear", {"revision": "main"})
+
+
+def test_a_config_value_outside_its_fields_choices_names_the_file_and_the_key(capsys, tmp_path):
+    """argparse checks a flag's choices, not a --config value's; YAML reads an unquoted no as false."""
+    cfg = tmp_path / "c.yaml"
+    out = ["--output_dir", str(tmp_path / "o")]
+    schedulers = ("'linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant', 'constant_with_warmup', "
+                  "'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr', 'cosine_warmup_with_min_lr', "
+                  "'warmup_stable_decay', 'greedy'")
+    cfg.write_text("lr_scheduler_type: foo\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: lr_scheduler_type: invalid choice 'foo' (choose from "
+                                  f"{schedulers})")
+    assert main(["train", LETTERS, "--lr_scheduler_type", "foo", *out]) == 2
+    assert error_line(capsys) == (f"error: argument --lr_scheduler_type: invalid choice: 'foo' (choose from "
+                                  f"{schedulers}) (all options: mrtpo-sdk train TASK --help)")
+    cfg.write_text("eval_strategy: no\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: eval_strategy: invalid choice false (choose from 'no', "
+                                  "'steps', 'epoch'; YAML reads an unquoted no as false: write \"no\")")
+    cfg.write_text("log_level: 3\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: log_level: invalid choice 3 (choose from 'detail', 'debug', "
+                                  "'info', 'warning', 'error', 'critical', 'passive')")
+    assert not (tmp_path / "o").exists()
+
+
+def test_trls_own_check_says_which_flags_and_config_keys_set_the_settings_it_names(capsys, tmp_path):
+    """TRL's GRPOConfig check keeps its text; the settings it names (and, for one left at its default, those its
+    help derives it from) are attributed to the flag or the --config key that set them."""
+    out = ["--output_dir", str(tmp_path / "o")]
+    assert main(["train", LETTERS, "--num_generations", "6", *out]) == 2
+    assert error_line(capsys) == ("error: generation_batch_size (32) must be divisible by num_generations (6). (set "
+                                  "by --num_generations 6; generation_batch_size left at its default)")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("num_generations: 6\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--per_device_train_batch_size", "16", *out]) == 2
+    assert error_line(capsys) == (
+        f"error: generation_batch_size (16) must be divisible by num_generations (6). (set by num_generations: 6 in "
+        f"--config {cfg} and --per_device_train_batch_size 16; generation_batch_size left at its default)"
+    )
+
+
+def test_a_config_file_cannot_name_another(capsys, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("config: other.yaml\nmax_steps: 2\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: config: a --config file cannot name another one (copy the "
+                                  "settings of other.yaml into this file)")
+
+
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
 def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with

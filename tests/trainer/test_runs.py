@@ -512,7 +512,8 @@ def test_bad_numbers_are_one_line_before_anything_is_written(tmp_path, capsys, f
 def test_a_scalar_reward_weights_in_yaml_is_one_line(tmp_path, capsys):
     (tmp_path / "w.yaml").write_text("reward_weights: 1\n")
     assert main(["train", LETTERS, "--config", str(tmp_path / "w.yaml"), "--output_dir", str(tmp_path / "o")]) == 2
-    assert "reward_weights must be a list of numbers" in error_line(capsys)
+    assert error_line(capsys) == (f"error: --config {tmp_path / 'w.yaml'}: reward_weights: expected a list of "
+                                  "numbers, got 1")
 
 
 def test_a_run_that_stopped_before_its_first_step_does_not_block_the_folder(tmp_path, capsys):
