@@ -199,7 +199,8 @@ def read_config(path: Path) -> dict[str, Any]:
     """The validated ``[tool.mrtpo-sdk.lint]`` table of ``path`` (``{}`` when absent).
 
     Raises:
-        ConfigError: invalid TOML, an unknown key or a value of the wrong type; the message names the key.
+        ConfigError: invalid TOML, unknown keys (all of them in one line, each with the closest known key) or a
+            value of the wrong type; the message names the key.
     """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -209,9 +210,18 @@ def read_config(path: Path) -> dict[str, Any]:
     where = f"{path}: [tool.mrtpo-sdk.lint]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
-    unknown = sorted(set(table) - _KEYS)
+    unknown = [key for key in table if key not in _KEYS]  # all of them, in the file's order
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+        import difflib
+
+        named = []
+        for key in unknown:
+            guess = difflib.get_close_matches(key, sorted(_KEYS), n=1)
+            named.append(f"{key!r}" + (f" (did you mean {guess[0]!r}?)" if guess else ""))
+        raise ConfigError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(named)}; known keys: "
+            f"{', '.join(sorted(_KEYS))}"
+        )
     for key in ("select", "extend-select", "ignore", "exclude", "extend-exclude"):
         if key in table and not (isinstance(table[key], list) and all(isinstance(x, str) for x in table[key])):
             raise ConfigError(f'{where}: {key} must be a list of strings, e.g. {key} = ["MRT003"]')

@@ -235,6 +235,18 @@ def test_bad_config_is_a_usage_error(project, capsys):
     assert rc == 2 and "unknown rule selector 'NOPE1'" in err
 
 
+def test_every_unknown_config_key_is_named_in_one_line(project, capsys):
+    project("mrt004_invented_feedback_clean")
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nselekt = ["MRT004"]\nexamples = 3\nignor = []\nzzz = 1\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2
+    assert [line for line in err.splitlines() if "unknown key" in line] == [
+        f"error: {Path('pyproject.toml').resolve()}: [tool.mrtpo-sdk.lint]: unknown keys 'selekt' (did you mean "
+        "'select'?), 'ignor' (did you mean 'ignore'?), 'zzz'; known keys: examples, exclude, extend-exclude, "
+        "extend-select, ignore, per-file-ignores, select, split"
+    ]
+
+
 # ----------------------------------------------------------------------------------------------- formats
 def test_json_format(project, capsys):
     project("mrt004_invented_feedback")
