@@ -233,7 +233,8 @@ def read_config(path: Path) -> dict[str, Any]:
         if not isinstance(pfi, dict) or not all(isinstance(v, list) for v in pfi.values()):
             raise ConfigError(f'{where}: per-file-ignores maps a glob to a list of codes, e.g. {{"x.py" = ["MRT002"]}}')
         table["per-file-ignores"] = {k: check_selectors(v, f"{where} per-file-ignores[{k!r}]") for k, v in pfi.items()}
-    if "examples" in table and not (isinstance(table["examples"], int) and table["examples"] >= 1):
+    examples = table.get("examples")
+    if "examples" in table and not (isinstance(examples, int) and not isinstance(examples, bool) and examples >= 1):
         raise ConfigError(f"{where}: examples must be a positive integer, got {table['examples']!r}")
     if "split" in table and not isinstance(table["split"], str):
         raise ConfigError(f'{where}: split must be a string such as "train"')

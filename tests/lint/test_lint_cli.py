@@ -235,6 +235,13 @@ def test_bad_config_is_a_usage_error(project, capsys):
     assert rc == 2 and "unknown rule selector 'NOPE1'" in err
 
 
+def test_config_examples_true_is_not_a_count(project, capsys):
+    project("mrt004_invented_feedback_clean")
+    Path("pyproject.toml").write_text("[tool.mrtpo-sdk.lint]\nexamples = true\n")
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2 and "examples must be a positive integer, got True" in err
+
+
 def test_every_unknown_config_key_is_named_in_one_line(project, capsys):
     project("mrt004_invented_feedback_clean")
     Path("pyproject.toml").write_text('[tool.mrtpo-sdk.lint]\nselekt = ["MRT004"]\nexamples = 3\nignor = []\nzzz = 1\n')
