@@ -262,6 +262,12 @@ def train_parser(config_class):
             self.command_line = tuple(args)
             self.config_path = args[args.index("--config") + 1] if "--config" in args else None
             self.config_keys, self.config_unknown = frozenset(), ()
+            odd = [key for key in config_file_values(args) if not isinstance(key, str)]
+            if odd:  # TRL passes the keys as keyword arguments: a TypeError otherwise
+                raise MRTPOError(
+                    f"--config {self.config_path}: key {_json_value(odd[0])} is not a setting's name; keys are the "
+                    f"flags' names without the dashes (max_steps: 10)"
+                )
             return super().parse_args_and_config(args, *rest, **kwargs)
 
         def set_defaults_with_config(self, **kwargs):
@@ -359,6 +365,8 @@ def _one_config_flag(args: list[str]) -> list[str]:
         path = args[i].partition("=")[2]
     if not path:
         raise MRTPOError("--config needs a FILE, e.g. --config run.yaml (YAML or JSON)")
+    if Path(path).is_dir():
+        raise MRTPOError(f"--config {path}: is a folder; give a YAML or JSON file, e.g. --config {path}/run.yaml")
     rest = args[:i] + args[i + (2 if args[i] == "--config" else 1) :]
     return rest[:i] + ["--config", path] + rest[i:]
 

@@ -353,6 +353,17 @@ def test_a_config_file_cannot_name_another(capsys, tmp_path):
                                   "settings of other.yaml into this file)")
 
 
+def test_a_config_folder_or_a_config_key_that_is_no_name_is_one_line(capsys, tmp_path):
+    assert main(["train", LETTERS, "--config", str(tmp_path), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == (f"error: --config {tmp_path}: is a folder; give a YAML or JSON file, e.g. "
+                                  f"--config {tmp_path}/run.yaml")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("max_steps: 2\n1: 2\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: key 1 is not a setting's name; keys are the flags' names "
+                                  "without the dashes (max_steps: 10)")
+
+
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
 def test_non_positive_eval_steps_are_one_line(capsys, tmp_path, value):
     """TrainingArguments runs with --eval_steps -1 (no evaluation but the first and the last) and replaces 0 with
