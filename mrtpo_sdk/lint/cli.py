@@ -189,6 +189,8 @@ def lint_command(argv: list[str]) -> int:
     except MRTPOError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    for w in report.warnings:  # on stderr, also with --quiet: a config that checks nothing must not pass unseen
+        print(f"warning: {w}", file=sys.stderr)
     if not args.quiet:  # helper modules skipped in folders: on stderr, never inside json/sarif output
         for n in report.notes:
             print(f"{display_path(n.path)}:{n.line}:{n.col}: note: {n.message}", file=sys.stderr)

@@ -14,13 +14,19 @@
 
 Rule selection follows ruff: each layer (defaults, the config file, the command line) applies its selectors in
 order of specificity (longer prefixes last), an ``ignore`` winning over a ``select`` of the same specificity;
-a layer that sets ``select`` starts from nothing.
+a layer that sets ``select`` starts from nothing (``select = []`` selects no rule: accepted, with a warning).
+
+Settings written where they are not read are errors: a near-miss of the table's name
+(``[tool.mrtpo_sdk.lint]``, ``[tool.mrtpo-sdk-lint]``, ``[tool.mrtpo.lint]``, ``[tool.mrtpo-sdk.lints]``) and
+lint keys placed directly under ``[tool.mrtpo-sdk]``.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
+import re
 import sys
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -58,6 +64,10 @@ DEFAULT_EXCLUDE = [
     "*.egg-info",
 ]
 _KEYS = {"select", "extend-select", "ignore", "per-file-ignores", "examples", "split", "exclude", "extend-exclude"}
+_TABLE = "[tool.mrtpo-sdk.lint]"
+# Names under [tool] that mean this table but are not read, compared with case, "-", "_" and "." dropped.
+_NEAR_TOOL = "mrtposdk"
+_NEAR_LINT = {"mrtposdklint", "mrtpolint"}
 
 
 class ConfigError(MRTPOError):
@@ -84,6 +94,7 @@ class Settings:
         examples: examples sampled per task (spread evenly over the split; deterministic).
         split: the split the examples come from.
         exclude: glob patterns of paths not scanned when a folder is linted.
+        warnings: one line each, for settings that are valid but probably not meant (no rule selected).
     """
 
     config_path: Path | None = None
@@ -92,6 +103,7 @@ class Settings:
     examples: int = 20
     split: str = "train"
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Path:
@@ -169,7 +181,8 @@ def check_selectors(selectors: list[str], where: str) -> list[str]:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.mrtpo-sdk.lint]`` section."""
+    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.mrtpo-sdk.lint]`` section, or lint
+    settings written where they are not read (:func:`read_config` then raises, saying where they go)."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
         if _has_lint_section(folder / "pyproject.toml", _mtime(folder / "pyproject.toml")):
@@ -192,28 +205,73 @@ def _has_lint_section(candidate: Path, mtime: float | None) -> bool:
         data = tomllib.loads(candidate.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{candidate}: not valid TOML ({exc})") from exc
-    return isinstance(data.get("tool", {}).get("mrtpo-sdk", {}).get("lint"), dict)
+    tool = data.get("tool", {})
+    return isinstance(tool.get("mrtpo-sdk", {}).get("lint"), dict) or _misplaced(tool) is not None
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.\s]", "", name.lower())
+
+
+def _tables(table: dict, prefix: tuple[str, ...] = (), depth: int = 3):
+    """Every (dotted name, table) under ``table``, ``depth`` levels deep."""
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield (*prefix, key), value
+            if depth > 1:
+                yield from _tables(value, (*prefix, key), depth - 1)
+
+
+def _misplaced(tool: Any) -> str | None:
+    """What of ``[tool]`` holds lint settings that are not read, and where they go; ``None`` when nothing does."""
+    if not isinstance(tool, dict):
+        return None
+    for name, table in _tables(tool):
+        joined = _norm("".join(name))
+        shown = "[tool." + ".".join(name) + "]"
+        if name == ("mrtpo-sdk", "lint"):
+            continue
+        if joined in _NEAR_LINT or (
+            name[0] == "mrtpo-sdk" and len(name) == 2 and difflib.get_close_matches(name[1].lower(), ["lint"], 1, 0.8)
+        ):
+            return f"{shown} is not read; rename it to {_TABLE}"
+        if joined == _NEAR_TOOL and name != ("mrtpo-sdk",) and not any(
+            isinstance(v, dict) and _norm(k) == "lint" for k, v in table.items()
+        ):
+            return f"{shown} is not read; lint settings go in {_TABLE}"
+    sdk = tool.get("mrtpo-sdk")
+    placed = [key for key in sdk if key in _KEYS] if isinstance(sdk, dict) else []  # in the file's order
+    if placed:
+        many = len(placed) > 1
+        return (
+            f"[tool.mrtpo-sdk]: {', '.join(repr(k) for k in placed)} {'are lint keys' if many else 'is a lint key'}, "
+            f"not read there; move {'them' if many else 'it'} under {_TABLE}"
+        )
+    return None
 
 
 def read_config(path: Path) -> dict[str, Any]:
     """The validated ``[tool.mrtpo-sdk.lint]`` table of ``path`` (``{}`` when absent).
 
     Raises:
-        ConfigError: invalid TOML, unknown keys (all of them in one line, each with the closest known key) or a
-            value of the wrong type; the message names the key.
+        ConfigError: invalid TOML; lint settings where they are not read (a near-miss of the table's name such as
+            ``[tool.mrtpo_sdk.lint]``, or lint keys directly under ``[tool.mrtpo-sdk]``); unknown keys (all of them
+            in one line, each with the closest known key) or a value of the wrong type. The message names the table
+            or key and says what to write instead.
     """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config ({exc})") from exc
+    misplaced = _misplaced(data.get("tool", {}))
+    if misplaced is not None:
+        raise ConfigError(f"{path}: {misplaced}")
     table = data.get("tool", {}).get("mrtpo-sdk", {}).get("lint", {})
-    where = f"{path}: [tool.mrtpo-sdk.lint]"
+    where = f"{path}: {_TABLE}"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
     unknown = [key for key in table if key not in _KEYS]  # all of them, in the file's order
     if unknown:
-        import difflib
-
         named = []
         for key in unknown:
             guess = difflib.get_close_matches(key, sorted(_KEYS), n=1)
@@ -249,8 +307,16 @@ def settings_for(
     split: str | None = None,
     extend_exclude: list[str] | None = None,
 ) -> Settings:
-    """Merge defaults, the config file (if any) and the command line into :class:`Settings`."""
+    """Merge defaults, the config file (if any) and the command line into :class:`Settings`.
+
+    When the merged selection enables no rule (``select = []``, or an ``ignore`` covering every selected code), the
+    settings are kept, as ruff keeps them, and :attr:`Settings.warnings` says that nothing is checked.
+
+    Raises:
+        ConfigError: as :func:`read_config`.
+    """
     s = Settings(config_path=config_path)
+    table: dict[str, Any] = {}
     if config_path is not None:
         table = read_config(config_path)
         s.layers.append(Layer(table.get("select"), table.get("extend-select", []), table.get("ignore", [])))
@@ -266,4 +332,22 @@ def settings_for(
     if split is not None:
         s.split = split
     s.exclude += extend_exclude or []
+    if not resolve_codes(s.layers):
+        s.warnings.append(_no_rule_warning(config_path, table, cli))
     return s
+
+
+def _no_rule_warning(config_path: Path | None, table: dict[str, Any], cli: Layer) -> str:
+    """The warning line for a selection that enables no rule, naming where it comes from."""
+    if cli.select == [] and not cli.extend_select:
+        return "--select selects no rule; nothing is checked (pass codes, e.g. --select MRT004, or ALL)"
+    if cli.select is None and table.get("select") == [] and not table.get("extend-select") and not cli.extend_select:
+        return (
+            f"{config_path}: {_TABLE} select = [] selects no rule; nothing is checked (list codes, e.g. "
+            'select = ["MRT004"], or remove select to check every rule)'
+        )
+    from_config = cli.select is None and table.keys() & {"select", "ignore"}  # a command-line select replaces it
+    from_cli = cli.select is not None or cli.extend_select or cli.ignore
+    parts = [f"{config_path}: {_TABLE} select/ignore"] if from_config else []
+    where = " with ".join(parts + (["--select/--ignore"] if from_cli else []))
+    return f"{where} leave no rule selected; nothing is checked (select more codes or ignore fewer)"

@@ -61,11 +61,14 @@ class LintReport:
         findings: rule findings and load errors (``code=None``), merged over examples and sorted by location.
         notes: files found in a folder and skipped because importing them gave no Task (a helper module); they
             do not change the exit status.
+        warnings: settings that are valid but check nothing (no rule selected), one line each; they do not
+            change the exit status.
         files: task files linted; ``tasks``: tasks linted; ``seconds``: wall time.
     """
 
     findings: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     files: int = 0
     tasks: int = 0
     seconds: float = 0.0
@@ -669,6 +672,7 @@ def lint_paths(
                 if src.suppressed_by(UNUSED_NOQA, {f.line}) is None:
                     findings.append(f)
     report.findings = merge(findings)
+    report.warnings = list(dict.fromkeys(w for settings in cache.values() for w in settings.warnings))
     report.seconds = time.perf_counter() - start
     return report
 

@@ -254,6 +254,70 @@ def test_every_unknown_config_key_is_named_in_one_line(project, capsys):
     ]
 
 
+
+@pytest.mark.parametrize(
+    "header", ["[tool.mrtpo_sdk.lint]", "[tool.mrtpo-sdk-lint]", "[tool.mrtpo.lint]", "[tool.mrtpo-sdk.lints]"]
+)
+def test_misspelled_lint_table_is_named_with_the_table_to_use(project, capsys, header):
+    project("mrt004_invented_feedback")
+    Path("pyproject.toml").write_text(f'{header}\nselect = ["MRT012"]\n')
+    rc, out, err = run(capsys, "lint")
+    assert (rc, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {Path('pyproject.toml').resolve()}: {header} is not read; rename it to [tool.mrtpo-sdk.lint]"
+    ]
+
+
+def test_misspelled_tool_table_says_where_lint_settings_go(project, capsys):
+    project("mrt004_invented_feedback")
+    Path("pyproject.toml").write_text('[tool.mrtpo_sdk]\nselect = ["MRT012"]\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2
+    assert err.splitlines() == [
+        f"error: {Path('pyproject.toml').resolve()}: [tool.mrtpo_sdk] is not read; lint settings go in "
+        "[tool.mrtpo-sdk.lint]"
+    ]
+
+
+def test_lint_keys_directly_under_the_tool_table_are_named(project, capsys):
+    project("mrt004_invented_feedback")
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk]\nselect = ["MRT012"]\nignore = ["MRT004"]\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2
+    assert err.splitlines() == [
+        f"error: {Path('pyproject.toml').resolve()}: [tool.mrtpo-sdk]: 'select', 'ignore' are lint keys, not read "
+        "there; move them under [tool.mrtpo-sdk.lint]"
+    ]
+    Path("pyproject.toml").write_text('[tool.mrtpo-sdk]\nexamples = 2\n\n[tool.mrtpo-sdk.lint]\nselect = ["MRT004"]\n')
+    rc, _, err = run(capsys, "lint")
+    assert rc == 2
+    assert err.splitlines() == [
+        f"error: {Path('pyproject.toml').resolve()}: [tool.mrtpo-sdk]: 'examples' is a lint key, not read there; "
+        "move it under [tool.mrtpo-sdk.lint]"
+    ]
+
+
+def test_empty_select_passes_with_a_warning_that_nothing_is_checked(project, capsys):
+    project("mrt004_invented_feedback")
+    Path("pyproject.toml").write_text("[tool.mrtpo-sdk.lint]\nselect = []\n")
+    warning = (
+        f"warning: {Path('pyproject.toml').resolve()}: [tool.mrtpo-sdk.lint] select = [] selects no rule; nothing is "
+        'checked (list codes, e.g. select = ["MRT004"], or remove select to check every rule)'
+    )
+    rc, out, err = run(capsys, "lint")
+    assert (rc, out.startswith("All checks passed!"), err.splitlines()) == (0, True, [warning])
+    rc, out, err = run(capsys, "lint", "-q", "--format", "json")  # stdout stays parseable; -q keeps the warning
+    assert (rc, json.loads(out), err.splitlines()) == (0, [], [warning])
+    rc, out, err = run(capsys, "lint", "mrt004_invented_feedback.py", "--extend_select", "MRT004", "--format", "json")
+    assert (rc, {d["code"] for d in json.loads(out)}, err) == (1, {"MRT004"}, "")
+    Path("pyproject.toml").unlink()
+    rc, _, err = run(capsys, "lint", "--ignore", "ALL")
+    assert (rc, err.splitlines()) == (
+        0,
+        ["warning: --select/--ignore leave no rule selected; nothing is checked (select more codes or ignore fewer)"],
+    )
+
+
 # ----------------------------------------------------------------------------------------------- formats
 def test_json_format(project, capsys):
     project("mrt004_invented_feedback")
