@@ -15,6 +15,7 @@ from typing import Any
 from .._argparse import one_spelling, task_and_flags
 from ..errors import MRTPOError
 from ..policy.gguf import MODEL_NAMES_HELP
+from .config_yaml import load_config_file
 from .runs import jsonable
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "given_settings",
     "held_out_presets",
     "model_args_record",
+    "name_config_key",
     "require_extras",
     "snake_case_flags",
     "split_task_options",
@@ -134,17 +136,15 @@ def train_flag_value(flags: list[str], name: str) -> str | None:
 
 
 def config_file_values(flags: list[str]) -> dict[str, Any]:
-    """The keys of ``--config FILE.yaml`` (empty when absent or unreadable: TRL's parser then reports the problem)."""
+    """The keys of ``--config FILE.yaml``, read as YAML 1.2 (:func:`~.config_yaml.load_config_file`); empty when
+    absent or unreadable: the train parser then reports the problem."""
     path = _flag_values(flags).get("config")
     if not isinstance(path, str) or not path:
         return {}
     try:
-        import yaml
-
-        values = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - the parser below gives the one-line error
+        return load_config_file(path)
+    except MRTPOError:  # the parser below gives the one-line error
         return {}
-    return values if isinstance(values, dict) else {}
 
 
 def train_setting(flags: list[str], name: str) -> Any:
@@ -245,7 +245,8 @@ def train_parser(config_class):
     """TRL's parser over (TrainScriptArguments, MRTPOConfig); a bad flag value is one ``error:`` line, not the
     1,000-line usage, and flags must be spelled out (no silent abbreviations). A bad value of a ``--config`` key
     names the file and the key (``--config c.yaml: num_generations: invalid int value: 'abc'``, ``...: expected an
-    integer, got 4.5``, ``...: invalid choice 'foo' (choose from ...)``); a ``config:`` key is refused."""
+    integer, got 4.5``, ``...: invalid choice 'foo' (choose from ...)``); a ``config:`` key is refused. The file is
+    read as YAML 1.2, refusing a repeated key or a value YAML 1.1 reads otherwise (:mod:`.config_yaml`)."""
     import re
     import sys
 
@@ -255,6 +256,7 @@ def train_parser(config_class):
         config_path: str | None = None  # the --config file of the arguments being parsed
         config_keys: frozenset[str] = frozenset()  # its keys that are settings
         config_unknown: tuple[str, ...] = ()  # its keys that are not
+        config_values: dict = {}  # the file's values, read as YAML 1.2 (config_yaml.load_config_file)
         command_line: tuple[str, ...] = ()
 
         def parse_args_and_config(self, args=None, *rest, **kwargs):
@@ -262,7 +264,8 @@ def train_parser(config_class):
             self.command_line = tuple(args)
             self.config_path = args[args.index("--config") + 1] if "--config" in args else None
             self.config_keys, self.config_unknown = frozenset(), ()
-            odd = [key for key in config_file_values(args) if not isinstance(key, str)]
+            self.config_values = load_config_file(self.config_path) if self.config_path is not None else {}
+            odd = [key for key in self.config_values if not isinstance(key, str)]
             if odd:  # TRL passes the keys as keyword arguments: a TypeError otherwise
                 raise MRTPOError(
                     f"--config {self.config_path}: key {_json_value(odd[0])} is not a setting's name; keys are the "
@@ -271,6 +274,8 @@ def train_parser(config_class):
             return super().parse_args_and_config(args, *rest, **kwargs)
 
         def set_defaults_with_config(self, **kwargs):
+            # TRL read the file as YAML 1.1; the values are YAML 1.2's, which differ only where 1.1 keeps text
+            kwargs = {key: self.config_values.get(key, value) for key, value in kwargs.items()}
             if "config" in kwargs:  # --config is read from the command line only
                 raise MRTPOError(
                     f"--config {self.config_path}: config: a --config file cannot name another one (copy the "
@@ -292,11 +297,7 @@ def train_parser(config_class):
 
         def on_command_line(self, dest: str) -> bool:
             """Whether a flag of the arguments being parsed sets ``dest`` (``--bf16``, ``--no_bf16``, ...)."""
-            for arg in self.command_line:
-                action = self._option_string_actions.get(arg.split("=", 1)[0]) if arg.startswith("--") else None
-                if action is not None and action.dest == dest:
-                    return True
-            return False
+            return _flag_sets(self, self.command_line, dest)
 
         def error(self, message: str):  # argparse: invalid value, missing argument, ...
             message = one_spelling(message)
@@ -336,7 +337,8 @@ def train_parser(config_class):
 
 _CONFIG_HELP = (
     "Read settings from a YAML (or JSON) file whose keys are the flags' names without the dashes (max_steps: 10); "
-    "a flag given on the command line overrides the file's key."
+    "a flag given on the command line overrides the file's key. The file is read as YAML 1.2; a value YAML 1.1 "
+    "reads otherwise (010, no, 1:30) or a key given twice is refused."
 )
 
 #: Added to TRL's help of ``--debug`` (TrainingArguments.debug): ``mrtpo-sdk`` takes a bare ``--debug`` itself.
@@ -444,11 +446,7 @@ def _check_config_value(path: str | None, key: str, value: Any, field_type: Any,
             return  # a choice, or null for an optional field
         shown = repr(value) if isinstance(value, str) else _json_value(value)
         listed = ", ".join(repr(getattr(c, "value", c)) for c in action.choices)
-        unquoted = {True: ("yes", "on", "true"), False: ("no", "off", "false")}  # what YAML reads as true/false
-        words = unquoted[value] if isinstance(value, bool) else ()
-        quoted = [w for w in words if w in {str(getattr(c, "value", c)) for c in action.choices}]
-        hint = f'; YAML reads an unquoted {quoted[0]} as {shown}: write "{quoted[0]}"' if quoted else ""
-        raise MRTPOError(f"{where}: invalid choice {shown} (choose from {listed}{hint})")
+        raise MRTPOError(f"{where}: invalid choice {shown} (choose from {listed})")
     if isinstance(value, str):
         return  # argparse converts it as it converts the flag's value
     if not _fits(value, field_type):
@@ -562,6 +560,30 @@ def _boolean_help(parser) -> None:
             action.metavar = "true|false"
 
 
+def _flag_sets(parser, flags: Sequence[str], dest: str) -> bool:
+    """Whether a flag among ``flags`` sets the parser's setting ``dest`` (``--bf16``, ``--no_bf16``, ``--bf16=x``)."""
+    for arg in flags:
+        action = parser._option_string_actions.get(arg.split("=", 1)[0]) if arg.startswith("--") else None
+        if action is not None and action.dest == dest:
+            return True
+    return False
+
+
+def name_config_key(message: str, flags: Sequence[str]) -> str:
+    """A check's message that names a setting as a flag (``--algo must be one of ...``, ``--model X: no such
+    folder``), naming the ``--config`` file and key instead (``--config c.yaml: algo must be one of ...``) when that
+    file's key set it and no flag on the command line did; any other message as it is."""
+    import re
+
+    named = re.match(r"--([a-z][a-z0-9_]*)\b(?!-)", message)
+    if named is None:
+        return message
+    on_line = _flag_values(list(flags))
+    if named.group(1) in on_line or named.group(1) not in config_file_values(list(flags)):
+        return message
+    return f"--config {on_line['config']}: {named.group(1)}{message[named.end():]}"
+
+
 def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
     """Turn HfArgumentParser's "arguments are not used" into "unknown option --x (did you mean --y?)" (every unknown
     key of the ``--config`` file in one line), and a field's own check ("num_generations must be >= 2, got 1") into
@@ -577,7 +599,7 @@ def explain_parse_error(message: str, parser, flags: Sequence[str] = ()) -> str:
         # a field's own check ("num_generations must be >= 2, got 1") names the flag the user typed
         field = re.match(r"([a-z][a-z0-9_]*) must ", message)
         action = parser._option_string_actions.get(f"--{field.group(1)}") if field else None
-        if action is not None and any(f.split("=", 1)[0] in action.option_strings for f in flags):
+        if action is not None and _flag_sets(parser, flags, action.dest):
             return f"--{field.group(1)}{_as_flags(message[field.end(1):], parser)}"
         if field and field.group(1) in config_file_values(list(flags)):  # the key of --config FILE set it
             return f"--config {_flag_values(list(flags))['config']}: {message}"

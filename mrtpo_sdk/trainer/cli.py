@@ -27,6 +27,7 @@ from .arguments import (
     given_settings,
     held_out_presets,
     model_args_record,
+    name_config_key,
     require_extras,
     snake_case_flags,
     split_task_options,
@@ -49,7 +50,21 @@ def train_command(rest: list[str]) -> int:
     TRL's parser reads the flags and the ``--config`` file over the presets (a flag wins over a ``--config`` key);
     the presets depend on what the user gave (:func:`given_settings`): ``--model`` (the embedded policy's or a
     model's), the task (its own defaults, a held-out evaluation), ``--algo`` (the output folder). A flag's dashed
-    spelling (``--max-steps``) acts as its snake_case name (``--max_steps``), with a deprecation note."""
+    spelling (``--max-steps``) acts as its snake_case name (``--max_steps``), with a deprecation note.
+
+    Raises:
+        MRTPOError: a user mistake, one line; a check of a setting the ``--config`` file set names the file and the
+            key (:func:`name_config_key`), not the flag."""
+    try:
+        return _train_command(rest)
+    except MRTPOError as exc:
+        message = name_config_key(str(exc), rest)
+        if message == str(exc):
+            raise
+        raise MRTPOError(message) from exc
+
+
+def _train_command(rest: list[str]) -> int:
     from .._argparse import task_and_flags
     from ..loader import check_task_file
 
@@ -73,7 +88,7 @@ def train_command(rest: list[str]) -> int:
         model = str(alias)
     algo = str(given.get("algo") or "mrtpo")
     if algo not in ALGORITHMS:
-        return _error(f"--algo must be one of {', '.join(ALGORITHMS)}, got {algo!r}")
+        raise MRTPOError(f"--algo must be one of {', '.join(ALGORITHMS)}, got {algo!r}")
 
     preset = dict(EMBEDDED_POLICY_DEFAULTS if model is None else MODEL_DEFAULTS)
     if model is not None:

@@ -14,6 +14,7 @@ import torch
 
 from trl import GRPOConfig
 
+from .._argparse import did_you_mean
 from .algos import ALGORITHMS, aggregation_of
 
 __all__ = ["MRTPOConfig", "ALGORITHMS"]
@@ -195,6 +196,23 @@ class MRTPOConfig(GRPOConfig):
         self._check_mrtpo_fields()
         super().__post_init__()
 
+    def _check_report_to(self) -> None:
+        """``report_to`` holds ``none``, ``all`` or trackers transformers knows; anything else (``false``, a typo)
+        would fail with a traceback when the Trainer starts."""
+        from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+        if self.report_to is None:
+            return
+        given = self.report_to if isinstance(self.report_to, (list, tuple)) else [self.report_to]
+        known = ("none", "all", *INTEGRATION_TO_CALLBACK)
+        bad = [v for v in given if not isinstance(v, str) or v not in known]
+        if bad:
+            off = isinstance(bad[0], bool) or str(bad[0]).lower() in ("false", "no", "off", "0")
+            hint = "; write none for no tracker" if off else did_you_mean(str(bad[0]), known)
+            shown = str(bad[0]).lower() if isinstance(bad[0], bool) else repr(bad[0])
+            raise ValueError(f"report_to must be none, all or trackers among {', '.join(INTEGRATION_TO_CALLBACK)}, "
+                             f"got {shown}{hint}")
+
     def _check_mrtpo_fields(self) -> None:
         """Validate and derive the MRTPO fields and the TRL fields interpreted here (see the class docstring)."""
         if self.algo not in ALGORITHMS:
@@ -252,6 +270,7 @@ class MRTPOConfig(GRPOConfig):
                 raise ValueError(f"reward_weights must be finite numbers, got {weights}")
             if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
                 raise ValueError(f"reward_weights must be >= 0 with at least one > 0, got {weights}")
+        self._check_report_to()
         # Trainer/TRL fields that would otherwise fail with a traceback deep inside the first step.
         for name, low in (("per_device_train_batch_size", 1), ("num_generations", 2), ("max_completion_length", 1),
                           ("gradient_accumulation_steps", 1)):

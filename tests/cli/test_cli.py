@@ -185,7 +185,8 @@ def test_bad_config_file_is_one_line(capsys, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("max_steps: [\n")
     assert main(["train", SQL_TASK, "--config", str(bad)]) == 2
-    assert "--config: not valid YAML" in error_line(capsys)
+    assert error_line(capsys) == (f"error: --config {bad}:2:1: not valid YAML: expected the node content, but found "
+                                  "'<stream end>' (while parsing a flow node)")
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text("max_stepz: 3\n")
     assert main(["train", SQL_TASK, "--config", str(unknown)]) == 2
@@ -242,7 +243,8 @@ def test_the_config_flag_reads_yaml_or_json_and_a_flag_overrides_its_keys(tmp_pa
     text = _help_text(["train", "--help"], capsys)
     assert ("--help show this help message and exit --config FILE Read settings from a YAML (or JSON) file whose "
             "keys are the flags' names without the dashes (max_steps: 10); a flag given on the command line "
-            "overrides the file's key. --model MODEL") in text
+            "overrides the file's key. The file is read as YAML 1.2; a value YAML 1.1 reads otherwise (010, no, "
+            "1:30) or a key given twice is refused. --model MODEL") in text
     assert main(["train", LETTERS, "--config"]) == 2
     assert error_line(capsys) == "error: --config needs a FILE, e.g. --config run.yaml (YAML or JSON)"
     assert main(["train", LETTERS, "--config", str(yaml_file), f"--config={json_file}"]) == 2
@@ -305,7 +307,7 @@ def test_config_values_of_their_fields_types_load_as_the_flags_do(tmp_path):
 
 
 def test_a_config_value_outside_its_fields_choices_names_the_file_and_the_key(capsys, tmp_path):
-    """argparse checks a flag's choices, not a --config value's; YAML reads an unquoted no as false."""
+    """argparse checks a flag's choices, not a --config value's."""
     cfg = tmp_path / "c.yaml"
     out = ["--output_dir", str(tmp_path / "o")]
     schedulers = ("'linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant', 'constant_with_warmup', "
@@ -318,10 +320,10 @@ def test_a_config_value_outside_its_fields_choices_names_the_file_and_the_key(ca
     assert main(["train", LETTERS, "--lr_scheduler_type", "foo", *out]) == 2
     assert error_line(capsys) == (f"error: argument --lr_scheduler_type: invalid choice: 'foo' (choose from "
                                   f"{schedulers}) (all options: mrtpo-sdk train TASK --help)")
-    cfg.write_text("eval_strategy: no\n")
+    cfg.write_text("eval_strategy: false\n")
     assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
     assert error_line(capsys) == (f"error: --config {cfg}: eval_strategy: invalid choice false (choose from 'no', "
-                                  "'steps', 'epoch'; YAML reads an unquoted no as false: write \"no\")")
+                                  "'steps', 'epoch')")
     cfg.write_text("log_level: 3\n")
     assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
     assert error_line(capsys) == (f"error: --config {cfg}: log_level: invalid choice 3 (choose from 'detail', 'debug', "
@@ -362,6 +364,91 @@ def test_a_config_folder_or_a_config_key_that_is_no_name_is_one_line(capsys, tmp
     assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
     assert error_line(capsys) == (f"error: --config {cfg}: key 1 is not a setting's name; keys are the flags' names "
                                   "without the dashes (max_steps: 10)")
+
+
+@pytest.mark.parametrize(
+    "yaml_text, expected",
+    [
+        ("seed: 010\n", ":1: seed: 010 is 8 in YAML 1.1 but 10 in YAML 1.2; write 8 or 10"),
+        ("max_steps: 2\ntop_k: 1:30\n",
+         ':2: top_k: 1:30 is 90 in YAML 1.1 but the text "1:30" in YAML 1.2; write 90 for the number, or "1:30" for '
+         "the text"),
+        ("run_name: no\n",
+         ':1: run_name: no is false in YAML 1.1 but the text "no" in YAML 1.2; write false for the boolean, or "no" '
+         "for the text"),
+        ("model_init_kwargs: {use_cache: off}\n",
+         ':1: model_init_kwargs.use_cache: off is false in YAML 1.1 but the text "off" in YAML 1.2; write false for '
+         'the boolean, or "off" for the text'),
+        ("reward_weights: [1, 1_000, 1]\n",
+         ':1: reward_weights[1]: 1_000 is 1000 in YAML 1.1 but the text "1_000" in YAML 1.2; write 1000 for the '
+         'number, or "1_000" for the text'),
+        ("seed: 1\nmax_steps: 2\nseed: 3\n", ":3: seed is given twice (lines 1 and 3); keep one"),
+    ],
+)
+def test_a_config_value_yaml_versions_read_differently_is_refused_with_both_readings(capsys, tmp_path, yaml_text,
+                                                                                     expected):
+    """TRL's parser reads the file as YAML 1.1, where 010 is octal and no is false; YAML 1.2 (JSON, editors) reads
+    10 and the text "no". A value the two read differently, or a repeated key, is refused with its line."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml_text)
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}{expected}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_config_numbers_are_yaml_1_2_numbers_at_any_depth(tmp_path):
+    """YAML 1.1 keeps 1e-6 (no dot) as text: a top-level setting converts it, a nested one (a scheduler's min_lr, a
+    list of weights) would reach the trainer as text. Read as YAML 1.2, it is the number everywhere."""
+    from mrtpo_sdk.trainer import MRTPOConfig
+    from mrtpo_sdk.trainer.arguments import train_parser
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("learning_rate: 1e-5\nreward_weights: [1e-5, 1, 2E+1]\nlr_scheduler_type: cosine_with_min_lr\n"
+                   "lr_scheduler_kwargs: {min_lr: 1e-6}\nseed: 0o17\nrun_name: '010'\n")
+    _, config, _ = train_parser(MRTPOConfig).parse_args_and_config(
+        ["--config", str(cfg), "--output_dir", str(tmp_path / "o"), "--use_cpu", "true", "--bf16", "false"])
+    assert (config.learning_rate, config.reward_weights, config.seed, config.run_name) == (1e-5, [1e-5, 1, 20.0], 15,
+                                                                                           "010")
+    assert config.lr_scheduler_kwargs == {"min_lr": 1e-6} and isinstance(config.lr_scheduler_kwargs["min_lr"], float)
+
+
+def test_a_config_file_that_is_not_utf8_or_whose_env_is_no_mapping_names_the_file(capsys, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_bytes(b"run_name: caf\xe9\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: not UTF-8 text (byte 0xe9 at offset 13); save it as UTF-8"
+    cfg.write_text("env: [WANDB_MODE]\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: env: expected a mapping of environment variables to values "
+                                  '(env: {WANDB_MODE: offline}), got ["WANDB_MODE"]')
+    cfg.write_text("[max_steps, 2]\n")
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: the file must be a mapping of settings (max_steps: 10), got a list"
+
+
+def test_a_check_of_a_setting_the_config_file_set_names_the_file_and_key(capsys, tmp_path):
+    """Settings read before TRL's parser (algo, model) and after it (report_to's trackers) name the key of the
+    --config file that set them, and the flag when the command line did."""
+    cfg, out = tmp_path / "c.yaml", ["--output_dir", str(tmp_path / "o")]
+    cfg.write_text("algo: foo\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == f"error: --config {cfg}: algo must be one of mrtpo, gdpo, grpo, got 'foo'"
+    assert main(["train", LETTERS, "--config", str(cfg), "--algo", "bar", *out]) == 2
+    assert error_line(capsys) == "error: --algo must be one of mrtpo, gdpo, grpo, got 'bar'"
+    missing = tmp_path / "no_such_model"
+    cfg.write_text(f"model: {missing}\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys).startswith(f"error: --config {cfg}: model {missing}: no such folder; ")
+    trackers = ("azure_ml, comet_ml, mlflow, neptune, tensorboard, trackio, wandb, codecarbon, clearml, dagshub, flyte, "
+                "dvclive, swanlab, kubeflow")
+    cfg.write_text("report_to: false\n")
+    assert main(["train", LETTERS, "--config", str(cfg), *out]) == 2
+    assert error_line(capsys) == (f"error: --config {cfg}: report_to must be none, all or trackers among {trackers}, "
+                                  "got false; write none for no tracker")
+    assert main(["train", LETTERS, "--report_to", "tensorbord", *out]) == 2
+    assert error_line(capsys) == (f"error: --report_to must be none, all or trackers among {trackers}, got "
+                                  "'tensorbord' (did you mean tensorboard?)")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan"])
