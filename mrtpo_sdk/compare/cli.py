@@ -420,6 +420,17 @@ def _compare_task(spec: str, args, train_flags: list[str]) -> int:
     for flag, instead in (("--algo", "--algos"), ("--seed", "--seeds")):
         if any(f == flag or f.startswith(flag + "=") for f in train_flags):
             raise MRTPOError(f"{flag} is set by compare for each run; use {instead}")
+    from ..trainer.arguments import train_flag_value
+
+    config_path = train_flag_value(train_flags, "config")
+    if config_path is not None:  # a bad file is its one line before any training, not one per run
+        from ..trainer.config_yaml import load_config_file
+
+        in_file = load_config_file(config_path)
+        for key, instead in (("algo", "--algos"), ("seed", "--seeds"), ("output_dir", "compare's --output_dir")):
+            if key in in_file:
+                raise MRTPOError(f"--config {config_path}: {key} is set by compare for each run; use {instead} "
+                                 f"(and drop the key)")
     algos = parse_algos(args.algos)
     seeds = parse_seeds(args.seeds)
     from ..loader import load_task

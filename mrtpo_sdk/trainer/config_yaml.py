@@ -40,6 +40,13 @@ class _CoreSchemaLoader(yaml.SafeLoader):
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
+    def compose_scalar_node(self, anchor):
+        """As PyYAML's, marking a scalar whose tag is written in the file (``!!int 010``): ``node.explicit_tag``."""
+        event = self.peek_event()
+        node = super().compose_scalar_node(anchor)
+        node.explicit_tag = event.tag not in (None, "!")
+        return node
+
     def construct_core_int(self, node: yaml.ScalarNode) -> int:
         text = self.construct_scalar(node)
         if text.startswith(("0o", "0x")):
@@ -53,7 +60,9 @@ _CoreSchemaLoader.add_implicit_resolver(
 )
 _CoreSchemaLoader.add_implicit_resolver(
     _FLOAT,
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
     list("-+.0123456789"),
 )
 _CoreSchemaLoader.add_constructor(_INT, _CoreSchemaLoader.construct_core_int)
@@ -87,7 +96,7 @@ def load_config_file(path: str) -> dict[str, Any]:
     try:
         root = yaml.compose(text, Loader=_CoreSchemaLoader)
         if root is not None:
-            _check_node(root, "", where)
+            _check_node(root, "", where, set(), set())
         values = yaml.load(text, Loader=_CoreSchemaLoader)
     except yaml.YAMLError as exc:
         raise MRTPOError(_yaml_error(where, exc)) from None
@@ -98,6 +107,10 @@ def load_config_file(path: str) -> dict[str, Any]:
     if not isinstance(env, dict) or any(isinstance(v, (dict, list)) for v in env.values()):
         raise MRTPOError(f"{where}: env: expected a mapping of environment variables to values "
                          f"(env: {{WANDB_MODE: offline}}), got {json.dumps(env, default=str)}")
+    for name in env:
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise MRTPOError(f"{where}: env: {json.dumps(name, default=str)} is not an environment variable's name "
+                             f"(a non-empty name without = or NUL, e.g. WANDB_MODE)")
     return values
 
 
@@ -110,31 +123,43 @@ def _yaml_error(where: str, exc: yaml.YAMLError) -> str:
     return f"{where}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {exc.problem}{context}"
 
 
-def _check_node(node: yaml.Node, key_path: str, where: str) -> None:
-    """Refuse a repeated key or a plain scalar whose YAML 1.1 reading differs, anywhere under ``node``."""
+def _check_node(node: yaml.Node, key_path: str, where: str, open_nodes: set[int], done: set[int]) -> None:
+    """Refuse, anywhere under ``node``: a repeated key, a scalar YAML 1.1 reads otherwise, an alias inside the
+    collection it names. ``open_nodes``/``done``: the ids of collections being checked / checked (an alias shares
+    its anchor's node, which is checked once)."""
     if isinstance(node, yaml.ScalarNode):
         _check_scalar(node, key_path, where)
-    elif isinstance(node, yaml.SequenceNode):
+        return
+    if id(node) in open_nodes:
+        raise MRTPOError(f"{where}:{node.start_mark.line + 1}: {key_path or 'the file'}: an alias names the "
+                         f"mapping or list that holds it; a setting's value cannot contain itself")
+    if id(node) in done:
+        return
+    open_nodes.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _check_node(item, f"{key_path}[{i}]", where)
+            _check_node(item, f"{key_path}[{i}]", where, open_nodes, done)
     elif isinstance(node, yaml.MappingNode):
-        first_line: dict[Any, int] = {}
+        first: dict[Any, tuple[int, int]] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                _check_node(value_node, key_path, where)
+                _check_node(value_node, key_path, where, open_nodes, done)
                 continue
             key = None
             if isinstance(key_node, yaml.ScalarNode):
                 _check_scalar(key_node, key_path, where, is_key=True)
-                key = _core_value(key_node)
+                key = _core_value(key_node, where, key_path)
             name = f"{key_path}.{key}" if key_path else str(key)
-            line = key_node.start_mark.line + 1
-            if key is not None and _hashable(key) and key in first_line:
-                raise MRTPOError(f"{where}:{line}: {name} is given twice (lines {first_line[key]} and {line}); "
-                                 f"keep one")
+            at = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key is not None and _hashable(key) and key in first:
+                lines = (f"line {at[0]}, columns {first[key][1]} and {at[1]}" if first[key][0] == at[0]
+                         else f"lines {first[key][0]} and {at[0]}")
+                raise MRTPOError(f"{where}:{at[0]}: {name} is given twice ({lines}); keep one")
             if key is not None and _hashable(key):
-                first_line[key] = line
-            _check_node(value_node, name, where)
+                first[key] = at
+            _check_node(value_node, name, where, open_nodes, done)
+    open_nodes.discard(id(node))
+    done.add(id(node))
 
 
 def _hashable(value: Any) -> bool:
@@ -145,36 +170,90 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _core_value(node: yaml.ScalarNode) -> Any:
-    return _CoreSchemaLoader("").construct_object(node, deep=True)
+def _construct(loader: type, tag: str, text: str) -> Any:
+    """The value ``loader``'s constructor for ``tag`` makes of ``text`` (raises ValueError where it cannot)."""
+    constructor = loader.yaml_constructors.get(tag)
+    if constructor is None:
+        return text
+    try:
+        return constructor(loader(""), yaml.ScalarNode(tag, text))
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _core_value(node: yaml.ScalarNode, where: str = "", key_path: str = "") -> Any:
+    """``node``'s value under YAML 1.2's core schema. Raises MRTPOError where its explicit tag does not fit its
+    text (``!!int 0b11``, ``!!float abc``)."""
+    try:
+        return _construct(_CoreSchemaLoader, node.tag, node.value)
+    except ValueError:
+        raise MRTPOError(f"{where}:{node.start_mark.line + 1}: {_subject(node, key_path)}: {node.value} is not "
+                         f"{_KINDS.get(node.tag, 'a value of ' + node.tag)} in YAML 1.2; write {_hint(node)}") from None
+
+
+_KINDS = {_INT: "an integer", _FLOAT: "a number", _BOOL: "true or false", _NULL: "null"}
+
+
+def _hint(node: yaml.ScalarNode) -> str:
+    try:
+        value = _construct(yaml.SafeLoader, node.tag, node.value)
+        return f"{_shown(value)} (YAML 1.1's value)"
+    except ValueError:
+        return "a value of that kind, or drop the tag"
+
+
+def _subject(node: yaml.ScalarNode, key_path: str, is_key: bool = False) -> str:
+    if is_key:
+        return f"{key_path}: key {node.value}" if key_path else f"key {node.value}"
+    return key_path or node.value
 
 
 def _yaml11_value(node: yaml.ScalarNode) -> Any:
     """How PyYAML (YAML 1.1) reads the plain scalar ``node``; its text where it has no constructor (``=``)."""
     tag = yaml.SafeLoader("").resolve(yaml.ScalarNode, node.value, (True, False))
-    constructor = yaml.SafeLoader.yaml_constructors.get(tag)
     try:
-        return constructor(yaml.SafeLoader(""), yaml.ScalarNode(tag, node.value)) if constructor else node.value
-    except (ValueError, yaml.YAMLError):
+        return _construct(yaml.SafeLoader, tag, node.value)
+    except ValueError:
         return node.value
 
 
 def _check_scalar(node: yaml.ScalarNode, key_path: str, where: str, is_key: bool = False) -> None:
-    if node.style is not None or node.tag not in {_BOOL, _INT, _FLOAT, _NULL, "tag:yaml.org,2002:str"}:
-        return  # quoted, or an explicit tag: read alike by both
-    old, new = _yaml11_value(node), _core_value(node)
-    if isinstance(old, (str, datetime.date)) or _same(old, new):
-        return  # text (or a date, no setting's value) in YAML 1.1: YAML 1.2's reading is the one meant
-    text = node.value
+    """Refuse a scalar that YAML 1.1 (PyYAML) reads as another boolean or number than YAML 1.2 does, or cannot read.
+
+    A plain scalar is resolved by each version's own rules; one with an explicit standard tag (``!!int 010``,
+    quoted or not) is built by each version's constructor for that tag; a quoted one without a tag is text in both.
+    """
+    line = node.start_mark.line + 1
+    subject = _subject(node, key_path, is_key)
+    if getattr(node, "explicit_tag", False):
+        if node.tag not in _KINDS:
+            return  # !!str, !!binary, a custom tag: read alike by both (a custom tag fails in both)
+        new = _core_value(node, where, key_path)
+        try:
+            old = _construct(yaml.SafeLoader, node.tag, node.value)
+        except ValueError:
+            old = node.value
+        if _same(old, new):
+            return
+        text = f"!!{node.tag.rsplit(':', 1)[1]} {node.value}"
+    elif node.style is not None:
+        return  # quoted: text in both
+    elif node.value == "=":
+        raise MRTPOError(f'{where}:{line}: {subject}: = has no value in YAML 1.1 (TRL\'s parser fails on it); write '
+                         f'"=" for the text')
+    else:
+        old, new = _yaml11_value(node), _core_value(node, where, key_path)
+        if isinstance(old, (str, datetime.date)) or _same(old, new):
+            return  # text (or a date, no setting's value) in YAML 1.1: YAML 1.2's reading is the one meant
+        text = node.value
     shown_old, shown_new = _shown(old), _shown(new)
     if isinstance(new, str):
         kind = "boolean" if isinstance(old, bool) else "number"
-        fix = f'{shown_old} for the {kind}, or "{text}" for the text'
+        fix = f'{shown_old} for the {kind}, or "{node.value}" for the text'
     else:
         fix = f"{shown_old} or {shown_new}"
-    line = node.start_mark.line + 1
-    subject = f"key {text}" if is_key else (f"{key_path}: {text}" if key_path else text)
-    raise MRTPOError(f"{where}:{line}: {subject} is {shown_old} in YAML 1.1 but {shown_new} in YAML 1.2; write {fix}")
+    head = subject if is_key else f"{subject}: {text}"
+    raise MRTPOError(f"{where}:{line}: {head} is {shown_old} in YAML 1.1 but {shown_new} in YAML 1.2; write {fix}")
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -383,12 +383,22 @@ def test_a_config_folder_or_a_config_key_that_is_no_name_is_one_line(capsys, tmp
          ':1: reward_weights[1]: 1_000 is 1000 in YAML 1.1 but the text "1_000" in YAML 1.2; write 1000 for the '
          'number, or "1_000" for the text'),
         ("seed: 1\nmax_steps: 2\nseed: 3\n", ":3: seed is given twice (lines 1 and 3); keep one"),
+        ('{"seed": 1, "seed": 2}\n', ":1: seed is given twice (line 1, columns 2 and 13); keep one"),
+        ('seed: !!int "010"\n', ":1: seed: !!int 010 is 8 in YAML 1.1 but 10 in YAML 1.2; write 8 or 10"),
+        ("seed: !!int 0b11\n", ":1: seed: 0b11 is not an integer in YAML 1.2; write 3 (YAML 1.1's value)"),
+        ("run_name: =\n", ':1: run_name: = has no value in YAML 1.1 (TRL\'s parser fails on it); write "=" for the text'),
+        ("lr_scheduler_kwargs: &x {a: *x}\n",
+         ":1: lr_scheduler_kwargs.a: an alias names the mapping or list that holds it; a setting's value cannot "
+         "contain itself"),
+        ('env: {"A=B": a}\n',
+         ': env: "A=B" is not an environment variable\'s name (a non-empty name without = or NUL, e.g. WANDB_MODE)'),
     ],
 )
 def test_a_config_value_yaml_versions_read_differently_is_refused_with_both_readings(capsys, tmp_path, yaml_text,
                                                                                      expected):
     """TRL's parser reads the file as YAML 1.1, where 010 is octal and no is false; YAML 1.2 (JSON, editors) reads
-    10 and the text "no". A value the two read differently, or a repeated key, is refused with its line."""
+    10 and the text "no". A value the two read differently (or one only YAML 1.2 reads), a repeated key, an alias
+    inside itself or an environment variable with no valid name is refused with its line."""
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml_text)
     assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
@@ -404,12 +414,13 @@ def test_config_numbers_are_yaml_1_2_numbers_at_any_depth(tmp_path):
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text("learning_rate: 1e-5\nreward_weights: [1e-5, 1, 2E+1]\nlr_scheduler_type: cosine_with_min_lr\n"
-                   "lr_scheduler_kwargs: {min_lr: 1e-6}\nseed: 0o17\nrun_name: '010'\n")
+                   "lr_scheduler_kwargs: {min_lr: 1e-6}\nseed: 0o17\nrun_name: !!str 010\nweight_decay: !!float 1\n")
     _, config, _ = train_parser(MRTPOConfig).parse_args_and_config(
         ["--config", str(cfg), "--output_dir", str(tmp_path / "o"), "--use_cpu", "true", "--bf16", "false"])
     assert (config.learning_rate, config.reward_weights, config.seed, config.run_name) == (1e-5, [1e-5, 1, 20.0], 15,
                                                                                            "010")
     assert config.lr_scheduler_kwargs == {"min_lr": 1e-6} and isinstance(config.lr_scheduler_kwargs["min_lr"], float)
+    assert config.weight_decay == 1.0 and isinstance(config.weight_decay, float)
 
 
 def test_a_config_file_that_is_not_utf8_or_whose_env_is_no_mapping_names_the_file(capsys, tmp_path):

@@ -286,6 +286,27 @@ def test_matrix_mistakes_are_one_error_line(args, message, trainer, tmp_path, ca
     assert trainer == []
 
 
+@pytest.mark.parametrize(
+    "yaml_text, message",
+    [
+        ("algo: grpo\n", ": algo is set by compare for each run; use --algos (and drop the key)"),
+        ("max_steps: 2\nseed: 4\n", ": seed is set by compare for each run; use --seeds (and drop the key)"),
+        ("output_dir: x\n", ": output_dir is set by compare for each run; use compare's --output_dir (and drop the key)"),
+        ("seed: 010\n", ":1: seed: 010 is 8 in YAML 1.1 but 10 in YAML 1.2; write 8 or 10"),
+    ],
+)
+def test_a_config_key_compare_sets_or_a_bad_config_is_one_line_before_any_run(yaml_text, message, trainer, tmp_path,
+                                                                                capsys):
+    """The keys compare sets for each run would be silently replaced; a bad file fails once, before the banner."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml_text)
+    assert main(["compare", TOY_TASK, "--output_dir", str(tmp_path / "m"), "--config", str(cfg)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines() == [f"error: --config {cfg}{message}"]
+    assert trainer == []
+
+
 def test_no_eta_before_a_run_finished_then_the_mean_run_time_times_the_runs_left(tmp_path, monkeypatch):
     now = [0.0]
 
