@@ -263,6 +263,16 @@ def test_the_max_steps_check_names_flags_on_the_command_line_and_keys_in_a_confi
     assert error_line(capsys) == "error: --reward_std_floor must be >= 0 and --advantage_eps > 0"
 
 
+def _refused_config(capsys, tmp_path, yaml_text: str):
+    """(the --config file, train's one error line) for a file holding ``yaml_text``, which must train nothing."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml_text)
+    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
+    line = error_line(capsys)
+    assert not (tmp_path / "o").exists()
+    return cfg, line
+
+
 @pytest.mark.parametrize(
     "yaml_text, expected",
     [
@@ -279,11 +289,8 @@ def test_the_max_steps_check_names_flags_on_the_command_line_and_keys_in_a_confi
 def test_a_config_value_not_of_its_fields_type_names_the_file_and_the_key(capsys, tmp_path, yaml_text, expected):
     """argparse converts a string value of a --config key as it converts the flag's, but keeps any other value as it
     is: a float for an integer field would reach TRL, whose failure names neither the file nor the key."""
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(yaml_text)
-    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
-    assert error_line(capsys) == f"error: --config {cfg}: {expected}"
-    assert not (tmp_path / "o").exists()
+    cfg, line = _refused_config(capsys, tmp_path, yaml_text)
+    assert line == f"error: --config {cfg}: {expected}"
 
 
 def test_config_values_of_their_fields_types_load_as_the_flags_do(tmp_path):
@@ -399,11 +406,8 @@ def test_a_config_value_yaml_versions_read_differently_is_refused_with_both_read
     """TRL's parser reads the file as YAML 1.1, where 010 is octal and no is false; YAML 1.2 (JSON, editors) reads
     10 and the text "no". A value the two read differently (or one only YAML 1.2 reads), a repeated key, an alias
     inside itself or an environment variable with no valid name is refused with its line."""
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(yaml_text)
-    assert main(["train", LETTERS, "--config", str(cfg), "--output_dir", str(tmp_path / "o")]) == 2
-    assert error_line(capsys) == f"error: --config {cfg}{expected}"
-    assert not (tmp_path / "o").exists()
+    cfg, line = _refused_config(capsys, tmp_path, yaml_text)
+    assert line == f"error: --config {cfg}{expected}"
 
 
 def test_config_numbers_are_yaml_1_2_numbers_at_any_depth(tmp_path):
