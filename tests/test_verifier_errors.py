@@ -120,10 +120,11 @@ def test_trls_debug_setting_is_set_with_an_equals_sign_or_a_config_list_never_a_
         "tracebacks; TRL's debug feature is --debug=underflow_overflow) (all options: mrtpo-sdk train TASK --help)"
     ]
     assert main(["train", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
     assert ("'tpu_metrics_debug' (print TPU metrics). mrtpo-sdk train: a bare --debug is mrtpo-sdk's own flag (on an "
             "error, the full Python traceback instead of one line; also MRTPO_DEBUG=1), not this setting; set TRL's "
-            "debug features with --debug=underflow_overflow or the --config key debug: [underflow_overflow].") in (
-        " ".join(capsys.readouterr().out.split()))
+            "debug features with --debug=underflow_overflow or the --config key debug: [underflow_overflow].") in help_text
+    assert "--debug FEATURE [FEATURE ...] Enable one or more debug features." in help_text
     assert seen == [["underflow_overflow"], ["underflow_overflow"]]
 
 

@@ -332,6 +332,7 @@ def train_parser(config_class):
         action.help = f"{action.help or ''} {text}".strip()
     debug = parser._option_string_actions["--debug"]
     debug.help = f"{debug.help or ''} {_DEBUG_HELP}".strip()
+    debug.metavar = "FEATURE"  # TRL's is the field's name: --debug DEBUG [DEBUG ...]
     return parser
 
 
