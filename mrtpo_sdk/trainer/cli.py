@@ -33,6 +33,7 @@ from .arguments import (
     split_task_options,
     task_and_flags,
     task_presets,
+    train_flag_value,
     train_parser,
 )
 
@@ -145,8 +146,9 @@ def _train_command(rest: list[str]) -> int:
 
     try:
         script_args, config, model_args = hf_parser.parse_args_and_config(flags)
-    except yaml.YAMLError as exc:
-        return _error(f"--config: not valid YAML ({' '.join(str(exc).split())})")
+    except yaml.YAMLError as exc:  # TRL's own reading (YAML 1.1) of a file the YAML 1.2 check let through
+        return _error(f"--config {train_flag_value(flags, 'config')}: not valid YAML for TRL's parser "
+                      f"({' '.join(str(exc).split())})")
     except FileNotFoundError as exc:
         return _error(f"--config: {exc.strerror}: {exc.filename}")
     except ValueError as exc:

@@ -208,13 +208,18 @@ def _subject(node: yaml.ScalarNode, key_path: str, is_key: bool = False) -> str:
     return key_path or node.value
 
 
-def _yaml11_value(node: yaml.ScalarNode) -> Any:
-    """How PyYAML (YAML 1.1) reads the plain scalar ``node``; its text where it has no constructor (``=``)."""
-    tag = yaml.SafeLoader("").resolve(yaml.ScalarNode, node.value, (True, False))
-    try:
-        return _construct(yaml.SafeLoader, tag, node.value)
-    except ValueError:
-        return node.value
+def _yaml11_value(node: yaml.ScalarNode, tag: str | None = None) -> Any:
+    """How PyYAML (YAML 1.1, TRL's parser) reads ``node``: by ``tag``, else by the tag it resolves a plain scalar
+    to. Raises ValueError (the reason) where it cannot: ``=`` (a tag it has no constructor for), ``2024-13-45``."""
+    tag = tag or yaml.SafeLoader("").resolve(yaml.ScalarNode, node.value, (True, False))
+    if tag not in yaml.SafeLoader.yaml_constructors:
+        raise ValueError(f"it takes it for a {tag.rsplit(':', 1)[1]!r}, which it cannot build")
+    return _construct(yaml.SafeLoader, tag, node.value)
+
+
+def _unreadable(where: str, line: int, subject: str, node: yaml.ScalarNode, reason: ValueError) -> MRTPOError:
+    return MRTPOError(f"{where}:{line}: {subject}: {node.value} cannot be read by YAML 1.1, which TRL's parser uses "
+                      f'({reason}); write "{node.value}" for the text')
 
 
 def _check_scalar(node: yaml.ScalarNode, key_path: str, where: str, is_key: bool = False) -> None:
@@ -230,19 +235,20 @@ def _check_scalar(node: yaml.ScalarNode, key_path: str, where: str, is_key: bool
             return  # !!str, !!binary, a custom tag: read alike by both (a custom tag fails in both)
         new = _core_value(node, where, key_path)
         try:
-            old = _construct(yaml.SafeLoader, node.tag, node.value)
-        except ValueError:
-            old = node.value
+            old = _yaml11_value(node, node.tag)
+        except ValueError as exc:
+            raise _unreadable(where, line, subject, node, exc) from None
         if _same(old, new):
             return
         text = f"!!{node.tag.rsplit(':', 1)[1]} {node.value}"
     elif node.style is not None:
         return  # quoted: text in both
-    elif node.value == "=":
-        raise MRTPOError(f'{where}:{line}: {subject}: = has no value in YAML 1.1 (TRL\'s parser fails on it); write '
-                         f'"=" for the text')
     else:
-        old, new = _yaml11_value(node), _core_value(node, where, key_path)
+        try:
+            old = _yaml11_value(node)
+        except ValueError as exc:
+            raise _unreadable(where, line, subject, node, exc) from None
+        new = _core_value(node, where, key_path)
         if isinstance(old, (str, datetime.date)) or _same(old, new):
             return  # text (or a date, no setting's value) in YAML 1.1: YAML 1.2's reading is the one meant
         text = node.value

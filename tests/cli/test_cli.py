@@ -393,7 +393,10 @@ def test_a_config_folder_or_a_config_key_that_is_no_name_is_one_line(capsys, tmp
         ('{"seed": 1, "seed": 2}\n', ":1: seed is given twice (line 1, columns 2 and 13); keep one"),
         ('seed: !!int "010"\n', ":1: seed: !!int 010 is 8 in YAML 1.1 but 10 in YAML 1.2; write 8 or 10"),
         ("seed: !!int 0b11\n", ":1: seed: 0b11 is not an integer in YAML 1.2; write 3 (YAML 1.1's value)"),
-        ("run_name: =\n", ':1: run_name: = has no value in YAML 1.1 (TRL\'s parser fails on it); write "=" for the text'),
+        ("run_name: =\n", ":1: run_name: = cannot be read by YAML 1.1, which TRL's parser uses (it takes it for a "
+         '\'value\', which it cannot build); write "=" for the text'),
+        ("max_steps: 2\nrun_name: 2024-13-45\n", ":2: run_name: 2024-13-45 cannot be read by YAML 1.1, which TRL's "
+         'parser uses (month must be in 1..12); write "2024-13-45" for the text'),
         ("lr_scheduler_kwargs: &x {a: *x}\n",
          ":1: lr_scheduler_kwargs.a: an alias names the mapping or list that holds it; a setting's value cannot "
          "contain itself"),
