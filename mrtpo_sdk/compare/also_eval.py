@@ -166,8 +166,8 @@ def _initial_policy(run: Run) -> dict[str, Any]:
     """How to score the policy ``run`` started from: ``{"source", "embedded", "seed", "policy_preset"}``.
 
     ``source`` is ``run.json``'s ``initial_policy`` (for a warm start, the warm-started folder). The embedded
-    bootstrap policy (no ``--model``) is scored through eval's embedded path with the run's seed and preset, which
-    loads the same cached folder train built."""
+    bootstrap policy (no ``--model``) is scored through eval's embedded path with the run's policy seed
+    (``--policy_seed``, else its seed) and preset, which loads the same cached folder train built."""
     info = run.info
     script = info.get("script_args") or {}
     warm = info.get("warm_start")
@@ -187,7 +187,7 @@ def _initial_policy(run: Run) -> dict[str, Any]:
     return {
         "source": None if source is None else str(source),
         "embedded": bool(embedded),
-        "seed": run.seed if embedded else None,
+        "seed": (run.seed if script.get("policy_seed") is None else int(script["policy_seed"])) if embedded else None,
         "policy_preset": (script.get("policy_preset") or "small") if embedded else None,
     }
 

@@ -143,7 +143,8 @@ def _started_from(info: dict[str, Any]) -> str | None:
 
 def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable[[int], str | None] | None:
     """``seed -> folder`` of the embedded policy a ``train`` with these flags starts from (computed on first use, the
-    task's corpus once; ``--data``, ``-T`` and ``--policy_preset`` from the flags or their ``--config`` file), or
+    task's corpus once; ``--data``, ``-T``, ``--policy_preset`` and ``--policy_seed`` from the flags or their
+    ``--config`` file), or
     ``None`` when they give ``--model`` (a checkpoint or model the user names)."""
     from ..trainer.arguments import train_setting, train_task_options
 
@@ -163,8 +164,13 @@ def embedded_policy_dirs(task_spec: str, train_flags: Sequence[str]) -> Callable
             except MRTPOError:
                 return None  # train reports it
         preset = train_setting(flags, "policy_preset") or "small"
+        policy_seed = train_setting(flags, "policy_seed")
         try:
-            return str(task_policy_dir(corpus["task"], corpus["examples"], seed=seed, preset=preset))
+            policy_seed = seed if policy_seed is None else int(policy_seed)
+        except (TypeError, ValueError):
+            return None  # train reports the bad value in its own line
+        try:
+            return str(task_policy_dir(corpus["task"], corpus["examples"], seed=policy_seed, preset=preset))
         except MRTPOError:
             return None  # no embedded policy can be built (e.g. no reference): train says so in its own line
 

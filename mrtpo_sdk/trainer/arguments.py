@@ -87,11 +87,22 @@ class TrainScriptArguments:
     rebuild_policy: bool = field(
         default=False, metadata={"help": "Rebuild the embedded policy instead of loading it from the cache."}
     )
+    policy_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "Seed of the embedded policy's build (default: --seed). Runs of several --seed values with one "
+            "--policy_seed start from the same policy, as runs from one pretrained --model do; --seed still sets "
+            "the sampling and the prompt order. Recorded in run.json."
+        },
+    )
 
     def __post_init__(self) -> None:
-        """Raises ``ValueError`` (the CLI's one ``error:`` line) for a negative ``--warm_start_steps``."""
+        """Raises ``ValueError`` (the CLI's one ``error:`` line) for a negative ``--warm_start_steps`` or
+        ``--policy_seed``."""
         if self.warm_start_steps < 0:
             raise ValueError(f"--warm_start_steps must be >= 0 (0: no warm start), got {self.warm_start_steps}")
+        if self.policy_seed is not None and self.policy_seed < 0:
+            raise ValueError(f"--policy_seed must be >= 0, got {self.policy_seed}")
 
 
 def given_settings(flags: list[str]) -> dict[str, Any]:

@@ -201,6 +201,8 @@ def run_training(
             "--warm_start_steps warm-starts a --model; the embedded policy has its own warm start (set "
             "Task(warm_start_steps=N) in the task file, or pass --model)"
         )
+    if script_args.policy_seed is not None and script_args.model is not None:
+        raise MRTPOError("--policy_seed seeds the embedded policy's build; with --model the run starts from that model")
     checked_model = None
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
         from ..policy.pretrained import check_model
@@ -218,7 +220,8 @@ def run_training(
     from ..policy.initial import initial_policy
 
     policy = initial_policy(
-        task, examples, model=checked_model, given_model=script_args.model, seed=config.seed,
+        task, examples, model=checked_model, given_model=script_args.model,
+        seed=config.seed if script_args.policy_seed is None else script_args.policy_seed,
         preset=script_args.policy_preset, rebuild=script_args.rebuild_policy,
         warm_start_steps=script_args.warm_start_steps, warm_start_learning_rate=script_args.warm_start_learning_rate,
     )

@@ -246,6 +246,8 @@ def test_the_initial_policy_of_a_run_is_the_folder_train_would_load(tmp_path):
     expected = task_policy_dir(task, task.load_examples("train"), seed=5, preset="tiny")
     assert folder(5) == str(expected) and expected.name.startswith("toy-seed5-")
     assert folder(6) != folder(5)
+    shared = embedded_policy_dirs(TOY_TASK, ["--policy_preset", "tiny", "--policy_seed", "5"])  # one policy, any seed
+    assert shared(6) == shared(7) == str(expected)
     assert embedded_policy_dirs(TOY_TASK, ["--model", "some/model"]) is None
     # a --config file's data / policy_preset / model count as the flags do
     config = tmp_path / "run.yaml"

@@ -210,3 +210,19 @@ def test_both_constructor_forms_and_their_mistakes(tmp_path, local_model):
     trl = MRTPOTrainer(str(local_model), reward_funcs=[lambda completions, **kw: [0.0] * len(completions)],
                        args=args, train_dataset=rows)
     assert trl.task.verifier_names == ["reward_0"] and trl.run_info["policy"] == str(local_model)
+
+
+def test_runs_of_two_seeds_with_one_policy_seed_start_from_the_same_embedded_policy(tmp_path, capsys):
+    tiny = ["--policy_preset", "tiny", "--max_steps", "1", "--per_device_train_batch_size", "8",
+            "--max_completion_length", "8", "--policy_seed", "5"]
+    for seed in (1, 2):
+        assert main(["train", LETTERS, "--output_dir", str(tmp_path / f"s{seed}"), "--seed", str(seed), *tiny]) == 0
+    one, two = (json.loads((tmp_path / f"s{s}" / "run.json").read_text()) for s in (1, 2))
+    assert (one["seed"], two["seed"]) == (1, 2)
+    assert one["initial_policy"] == two["initial_policy"] and "-seed5-" in one["initial_policy"]
+    assert one["script_args"]["policy_seed"] == 5
+    capsys.readouterr()
+    assert main(["train", LETTERS, "--output_dir", str(tmp_path / "m"), "--model", str(tmp_path / "s1"),
+                 "--policy_seed", "5", "--max_steps", "1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: --policy_seed seeds the embedded policy's build; with --model the run starts from that model")
