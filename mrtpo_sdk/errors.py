@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DecidingError",
     "MRTPOError",
     "TaskLoadError",
     "TrainingInterrupted",
@@ -152,3 +153,12 @@ class VerifierTimeout(VerifierError):
 
 class VerifierContractError(VerifierError):
     """A verifier returned something other than one finite reward and one block (or ``None``)."""
+
+
+class DecidingError(VerifierError):
+    """A verifier's ``deciding`` function (:class:`~mrtpo_sdk.Verifier`) raised, ran past the verifier's time limit,
+    or returned something other than character spans of the completion.
+
+    Only the credit diagnostics call ``deciding`` (``mrtpo-sdk explain``, ``benchmarks/credit_concentration.py``);
+    they report the pair as "not located" with this one line, and go on.
+    """

@@ -20,6 +20,10 @@ Contract (spec "Setting"; the paper's "Writing a block", docs/writing-blocks.md)
 * an exception inside it is surfaced as :class:`~mrtpo_sdk.errors.VerifierError` naming the task, the verifier, the
   example id and the file:line where it raised, never silently turned into a 0 reward; the error keeps the
   completion and the traceback (``mrtpo-sdk train`` and ``eval`` write them to ``OUTPUT_DIR/errors/``).
+
+A verifier may also say which characters of a completion decide its reward (``deciding=``, :meth:`Verifier.locate`):
+``mrtpo-sdk explain`` and ``benchmarks/credit_concentration.py`` then report how much of the reward's JS distance
+lands on those tokens (:func:`mrtpo_sdk.algorithms.concentration.credit_lift`). Training never calls it.
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ import math
 import numbers
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from .deadline import DeadlineExceeded, call_with_deadline
-from .errors import MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
+from .errors import DecidingError, MRTPOError, VerifierContractError, VerifierError, VerifierTimeout
 from .errors import display_path as _display_path
 
 __all__ = [
@@ -43,8 +47,10 @@ __all__ = [
     "VERIFIER_KINDS",
     "Result",
     "Verifier",
+    "Spans",
     "cap_block",
     "normalize_result",
+    "normalize_spans",
     "verifier",
 ]
 
@@ -56,6 +62,10 @@ MAX_BLOCK_CHARS = 2000
 TIMEOUTS_BEFORE_SKIPPING = 3
 #: ... except every this-many-th call, which runs it again (a call that returns resets the count).
 SKIPPED_BETWEEN_RETRIES = 50
+
+Spans = list[tuple[int, int]]
+"""Character spans ``[start, end)`` of a completion, sorted, non-empty and not overlapping."""
+DecidingFn = Callable[[Any, str], "Sequence[tuple[int, int]] | None"]
 
 VerifierKind = Literal["format", "feedback", "reference", "constraint"]
 VERIFIER_KINDS: tuple[str, ...] = ("format", "feedback", "reference", "constraint")
@@ -99,9 +109,15 @@ class Verifier:
         max_block_chars: blocks longer than this are cut to this many characters, the last one "…"
             (:func:`cap_block`; default :data:`MAX_BLOCK_CHARS`): model output copied into a block (an error
             message quoting a 50 KB query) must not make the replay run 50 KB contexts.
+        deciding: optional ``fn(example, completion) -> list[tuple[int, int]] | None``: the character spans
+            ``[start, end)`` of ``completion`` (Python string indices) that decide this reward, e.g. the tokens of a
+            query that differ from the reference, or the end phrase. ``None`` or ``[]``: nothing can be located in
+            this completion. Spans may come in any order and overlap; :meth:`locate` sorts and merges them. The
+            credit diagnostics (``mrtpo-sdk explain``, ``benchmarks/credit_concentration.py``) use it; training
+            does not. Model output is untrusted: it must return for any string (``time_limit`` applies).
 
     Raises:
-        TypeError: ``fn`` is not callable.
+        TypeError: ``fn`` (or ``deciding``) is not callable.
         ValueError: a non-finite or negative weight, an unknown ``kind``, a non-positive limit.
     """
 
@@ -115,6 +131,7 @@ class Verifier:
         time_limit: float | None = None,
         failure_reward: float = 0.0,
         max_block_chars: int | None = None,
+        deciding: DecidingFn | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a verifier wraps a function fn(example, completion); got {type(fn).__name__}")
@@ -135,6 +152,12 @@ class Verifier:
             raise ValueError(f"verifier {self.name!r}: failure_reward must be a finite float, got {failure_reward!r}")
         self.failure_reward = float(failure_reward)
         self.max_block_chars = MAX_BLOCK_CHARS if max_block_chars is None else int(max_block_chars)
+        if deciding is not None and not callable(deciding):
+            raise TypeError(
+                f"verifier {self.name!r}: deciding must be a function fn(example, completion) -> spans or None; "
+                f"got {type(deciding).__name__}"
+            )
+        self.deciding = deciding
         self._timeouts_in_a_row = 0
         self._skipped = 0
         if self.max_block_chars < 1:
@@ -216,6 +239,45 @@ class Verifier:
                 exc.args = (f"{exc.args[0]} (verifier at {self.location})",)
             raise
         return self.cap_block(result)
+
+    def locate(self, example: Any, completion: str, *, task: str = "?", example_id: str = "?") -> Spans | None:
+        """The character spans of ``completion`` that decide this verifier's reward (its ``deciding`` function).
+
+        Returns:
+            sorted, merged, non-empty ``[start, end)`` spans with ``0 <= start < end <= len(completion)``; ``None``
+            when the verifier has no ``deciding`` function or it located nothing (returned ``None``, ``[]`` or
+            only empty spans).
+
+        Raises:
+            DecidingError: the function raised, ran past ``time_limit``, or returned something other than spans
+                of the completion; the one-line message names task, verifier, example and where it raised.
+        """
+        if self.deciding is None:
+            return None
+        where = f"task {task!r}, verifier {self.name!r}, example {example_id!r}: its deciding function"
+        ids = dict(task=task, verifier=self.name, example_id=example_id, completion=completion, source=self.location)
+        try:
+            out = call_with_deadline(self.deciding, (example, completion), seconds=self.time_limit)
+        except DeadlineExceeded:
+            raise DecidingError(
+                f"{where} ran past the {self.time_limit:g} s time limit on a completion of {len(completion)} "
+                f"characters",
+                **ids,
+            ) from None
+        except Exception as exc:
+            raised_at = _raised_at(exc, getattr(getattr(self.deciding, "__code__", None), "co_filename", None))
+            what = " ".join(str(exc).split())
+            what = what[:300] + " ..." if len(what) > 300 else what
+            raise DecidingError(
+                f"{where} raised {type(exc).__name__}{': ' + what if what else ''}"
+                f"{' at ' + raised_at if raised_at else ''} (fix it, or return None when nothing can be located)",
+                raised_at=raised_at,
+                **ids,
+            ) from exc
+        try:
+            return normalize_spans(out, len(completion))
+        except ValueError as exc:
+            raise DecidingError(f"{where} {exc}", **ids) from None
 
     def cap_block(self, result: Result | None) -> Result | None:
         """``result`` with its block cut to ``max_block_chars`` characters (:func:`cap_block`)."""
@@ -306,24 +368,64 @@ def normalize_result(out: Any, where: str, **ids: str) -> Result | None:
     return Result(reward=reward, block=block)
 
 
+def normalize_spans(spans: Any, length: int) -> Spans | None:
+    """``spans`` (character spans ``[start, end)`` of a text of ``length`` characters) sorted and merged, empty ones
+    dropped; ``None`` when nothing is left (or ``spans`` is ``None``).
+
+    Raises:
+        ValueError: ``spans`` is not a sequence of ``(start, end)`` integer pairs with
+            ``0 <= start <= end <= length``; the message reads after "its deciding function".
+    """
+    if spans is None:
+        return None
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
+        raise ValueError(
+            f"returned {type(spans).__name__} {spans!r:.60}; it returns a list of (start, end) pairs or None"
+        )
+    pairs = []
+    for span in spans:
+        ok = isinstance(span, Sequence) and not isinstance(span, (str, bytes)) and len(span) == 2 and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in span
+        )
+        if not ok:
+            raise ValueError(f"returned the span {span!r:.60}; a span is a pair of ints (start, end)")
+        start, end = int(span[0]), int(span[1])
+        if not 0 <= start <= end <= length:
+            raise ValueError(
+                f"returned the span ({start}, {end}), outside the completion's {length} characters "
+                f"(a span is [start, end) with 0 <= start <= end <= len(completion))"
+            )
+        if start < end:
+            pairs.append((start, end))
+    merged: Spans = []
+    for start, end in sorted(pairs):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged or None
+
+
 @overload
 def verifier(fn: Callable[[Any, str], Any], /) -> Verifier: ...
 @overload
 def verifier(
     *, name: str | None = None, weight: float = 1.0, kind: VerifierKind | None = None,
     time_limit: float | None = None, failure_reward: float = 0.0, max_block_chars: int | None = None,
+    deciding: DecidingFn | None = None,
 ) -> Callable[[Callable[[Any, str], Any]], Verifier]: ...
 
 
 def verifier(fn=None, /, *, name=None, weight=1.0, kind=None, time_limit=None, failure_reward=0.0,
-             max_block_chars=None):
+             max_block_chars=None, deciding=None):
     """Decorator turning ``fn(example, completion)`` into a :class:`Verifier`; works bare or with arguments.
 
-    ``@verifier`` or ``@verifier(kind="reference", weight=1.0, name="match", time_limit=2.0)``.
+    ``@verifier`` or ``@verifier(kind="reference", weight=1.0, name="match", time_limit=2.0, deciding=spans_fn)``;
+    the arguments are :class:`Verifier`'s.
     """
 
     def wrap(f: Callable[[Any, str], Any]) -> Verifier:
         return Verifier(f, name=name, weight=weight, kind=kind, time_limit=time_limit,
-                        failure_reward=failure_reward, max_block_chars=max_block_chars)
+                        failure_reward=failure_reward, max_block_chars=max_block_chars, deciding=deciding)
 
     return wrap(fn) if fn is not None else wrap
