@@ -28,6 +28,7 @@ from mrtpo_sdk import Result, Task, verifier
 from mrtpo_sdk.evaluation import execution_accuracy
 from mrtpo_sdk.semantics import Semantics
 from mrtpo_sdk.sql import SQLDataError, extract_sql, load_spider, results_match
+from mrtpo_sdk.sql.deciding import differing_spans, error_spans, format_spans
 from mrtpo_sdk.sql.synthetic import synthetic_examples
 from mrtpo_sdk.sql.score import (
     MAX_QUOTED_CHARS,
@@ -79,7 +80,37 @@ def _semantics(example) -> str:
     return getattr(example, "semantics", "training")
 
 
-@verifier(kind="format")
+def _in_completion(answer, spans):
+    """Spans of the answer's query, moved to offsets in the completion."""
+    return None if spans is None else [(answer.span[0] + s, answer.span[0] + e) for s, e in spans]
+
+
+def _error_tokens(example, completion):
+    """The tokens the SQLite error names (``executes``); the tables read by a query that runs but reads none of
+    the question's."""
+    answer = extract_sql(completion)
+    if not answer.ok:
+        return None
+    run = run_prediction(str(example.db_path), answer.query, _semantics(example))
+    if run.ok:
+        if _semantics(example) != "training" or not relevance_error(run, _reference(example, "training").run):
+            return None
+        return _in_completion(answer, error_spans(answer.query, "", run.tables))
+    return _in_completion(answer, error_spans(answer.query, run.error))
+
+
+def _differing_tokens(example, completion):
+    """The query's tokens that differ from the reference query (``result_match``)."""
+    answer = extract_sql(completion)
+    if not answer.ok:
+        return None
+    end = answer.span[1]
+    close = completion.find("```", end)
+    after = (close - answer.span[0], close - answer.span[0] + 3) if close >= 0 else None
+    return _in_completion(answer, differing_spans(answer.query, example.query, after))
+
+
+@verifier(kind="format", deciding=lambda example, completion: format_spans(completion))
 def sql_format(example, completion):
     error = format_error(completion, _semantics(example))
     if not error:
@@ -87,7 +118,7 @@ def sql_format(example, completion):
     return Result(0.0, f"{FORMAT_RULE} This response has {error}.")
 
 
-@verifier(kind="feedback")
+@verifier(kind="feedback", deciding=_error_tokens)
 def executes(example, completion):
     answer = extract_sql(completion)
     if not answer.ok:
@@ -103,7 +134,7 @@ def executes(example, completion):
     return Result(1.0, "")
 
 
-@verifier(kind="reference")
+@verifier(kind="reference", deciding=_differing_tokens)
 def result_match(example, completion):
     semantics = _semantics(example)
     gold = _reference(example, semantics)

@@ -19,9 +19,10 @@ tag (```` ```python ````, ```` ```sqlite ````) or none are skipped as a whole, c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-__all__ = ["FencedSQL", "extract_sql", "fence_tag_end", "FENCE", "SQL_TAG"]
+__all__ = ["Fence", "FencedSQL", "extract_sql", "fence_tag_end", "fences", "FENCE", "SQL_TAG"]
 
 FENCE = "```"
 SQL_TAG = "sql"
@@ -37,15 +38,35 @@ class FencedSQL:
             "the response has <error>": ``no ```sql fence``, ``no ```sql fence (only a ```python fence)``,
             ``2 ```sql fences``, ``an unclosed ```sql fence (no closing ``` after it)``,
             ``an empty ```sql fence``, ``no text (got NoneType)``.
+        span: ``(start, end)`` of ``query`` in the completion (``completion[start:end] == query``); ``None`` with
+            the query. Not compared: two results are equal when query and error are.
     """
 
     query: str | None
     error: str = ""
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
         """True when exactly one closed, non-empty ```` ```sql ```` fence was found."""
         return self.query is not None
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One fence of a completion, as :func:`fences` finds it.
+
+    Attributes:
+        start: index of its first backtick.
+        tag: the word after the backticks (``"sql"``, ``"python"``, ``""``), as written.
+        tag_end: index just after the tag (where the fenced text starts).
+        close: index of the closing ````` ``` `````, ``-1`` when none follows.
+    """
+
+    start: int
+    tag: str
+    tag_end: int
+    close: int
 
 
 def fence_tag_end(text: str, start: int) -> int:
@@ -56,6 +77,34 @@ def fence_tag_end(text: str, start: int) -> int:
     return i
 
 
+def fences(text: str) -> Iterator[Fence]:
+    """The fences of ``text`` in order, each with its closing fence; the last one may be unclosed (``close == -1``).
+
+    The fence rules of the module docstring: four or more backticks open like three, the tag may follow the
+    backticks after spaces, and the text after a closing fence is scanned for the next one. Linear in ``text``.
+    """
+    pos, n = 0, len(text)
+    while True:
+        start = text.find(FENCE, pos)
+        if start < 0:
+            return
+        tag_start = start + len(FENCE)
+        while tag_start < n and text[tag_start] == "`":  # ```` (4+ backticks) open like ```
+            tag_start += 1
+        # the tag may follow the backticks after spaces on the same line: ``` sql
+        i = tag_start
+        while i < n and text[i] in " \t":
+            i += 1
+        tag_end = fence_tag_end(text, i)
+        close = text.find(FENCE, tag_end)
+        yield Fence(start, text[i:tag_end], tag_end, close)
+        if close < 0:
+            return
+        pos = close + len(FENCE)
+        while pos < n and text[pos] == "`":
+            pos += 1
+
+
 def extract_sql(completion: str) -> FencedSQL:
     """Find the single ```` ```sql ```` fenced query in ``completion``.
 
@@ -63,42 +112,23 @@ def extract_sql(completion: str) -> FencedSQL:
         completion: the policy's full response text.
 
     Returns:
-        :class:`FencedSQL` with the stripped query, or ``query=None`` and an ``error`` naming the structural
-        problem: not a string, no ```` ```sql ```` fence (saying if a fence with another tag was found), more
-        than one ```` ```sql ```` fence, an unclosed fence, or an empty fence. Never raises.
+        :class:`FencedSQL` with the stripped query and its span, or ``query=None`` and an ``error`` naming the
+        structural problem: not a string, no ```` ```sql ```` fence (saying if a fence with another tag was
+        found), more than one ```` ```sql ```` fence, an unclosed fence, or an empty fence. Never raises.
     """
     if not isinstance(completion, str):
         return FencedSQL(None, f"no text (got {type(completion).__name__})")
-    queries: list[str] = []
+    queries: list[Fence] = []
     other_tags: list[str] = []
     unclosed = False
-    pos, n = 0, len(completion)
-    while True:
-        start = completion.find(FENCE, pos)
-        if start < 0:
-            break
-        tag_start = start + len(FENCE)
-        while tag_start < n and completion[tag_start] == "`":  # ```` (4+ backticks) open like ```
-            tag_start += 1
-        # the tag may follow the backticks after spaces on the same line: ``` sql
-        i = tag_start
-        while i < n and completion[i] in " \t":
-            i += 1
-        tag_end = fence_tag_end(completion, i)
-        tag = completion[i:tag_end]
-        close = completion.find(FENCE, tag_end)
-        if tag.lower() == SQL_TAG:
-            if close < 0:
+    for fence in fences(completion):
+        if fence.tag.lower() == SQL_TAG:
+            if fence.close < 0:
                 unclosed = True
                 break
-            queries.append(completion[tag_end:close].strip())
+            queries.append(fence)
         else:
-            other_tags.append(tag)
-            if close < 0:
-                break
-        pos = close + len(FENCE)
-        while pos < n and completion[pos] == "`":
-            pos += 1
+            other_tags.append(fence.tag)
     count = len(queries) + (1 if unclosed else 0)
     if count == 0:
         if other_tags:
@@ -109,7 +139,10 @@ def extract_sql(completion: str) -> FencedSQL:
         return FencedSQL(None, f"{count} ```sql fences")
     if unclosed:
         return FencedSQL(None, "an unclosed ```sql fence (no closing ``` after it)")
-    query = queries[0]
+    fence = queries[0]
+    raw = completion[fence.tag_end : fence.close]
+    query = raw.strip()
     if not query:
         return FencedSQL(None, "an empty ```sql fence")
-    return FencedSQL(query, "")
+    start = fence.tag_end + len(raw) - len(raw.lstrip())
+    return FencedSQL(query, "", (start, start + len(query)))

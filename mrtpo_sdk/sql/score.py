@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from ..semantics import DEFAULT_SEMANTICS, SEMANTICS
 from ..verifier import cap_block
 from .execution_match import exact_key, gold_is_ordered, greedy_rows_match, results_match
-from .parse import FENCE, SQL_TAG, extract_sql, fence_tag_end
+from .parse import SQL_TAG, extract_sql, fences
 from .sandbox import ExecutionResult, execute_sql, first_keyword, strip_trailing_semicolons
 
 __all__ = [
@@ -167,34 +167,19 @@ def run_cached(db_path: str, query: str, cache: ResultCache | None = None) -> Ex
 
 def _sql_fence_layout(completion: str) -> tuple[bool, bool] | None:
     """For the single ```sql fence: (opening line holds only the tag, closing fence starts a line)."""
-    pos, n = 0, len(completion)
-    while True:
-        start = completion.find(FENCE, pos)
-        if start < 0:
-            return None
-        tag_start = start + len(FENCE)
-        while tag_start < n and completion[tag_start] == "`":
-            tag_start += 1
-        i = tag_start
-        while i < n and completion[i] in " \t":
-            i += 1
-        tag_end = fence_tag_end(completion, i)
-        close = completion.find(FENCE, tag_end)
-        if completion[i:tag_end].lower() == SQL_TAG and close >= 0:
-            j = tag_end
+    n = len(completion)
+    for fence in fences(completion):
+        if fence.tag.lower() == SQL_TAG and fence.close >= 0:
+            j = fence.tag_end
             while j < n and completion[j] in " \t\r":
                 j += 1
             own_line = j < n and completion[j] == "\n"
-            k = close
+            k = fence.close
             while k > 0 and completion[k - 1] in " \t":
                 k -= 1
             closes_line = k > 0 and completion[k - 1] == "\n"
             return own_line, closes_line
-        if close < 0:
-            return None
-        pos = close + len(FENCE)
-        while pos < n and completion[pos] == "`":
-            pos += 1
+    return None
 
 
 def format_error(completion: object, semantics: str = DEFAULT_SEMANTICS) -> str:
