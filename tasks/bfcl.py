@@ -42,6 +42,7 @@ from mrtpo_sdk.toolcall import (
     response_calls,
     rollout_messages,
 )
+from mrtpo_sdk.toolcall.deciding import argument_spans, format_spans, name_spans
 
 BUNDLED = Path(__file__).parent / "data" / "bfcl"
 MAX_PROMPT_CHARS = 2000
@@ -82,7 +83,7 @@ def reference(example):
     return reference_response(example.functions, example.possible_answer)
 
 
-@verifier(kind="format")
+@verifier(kind="format", deciding=lambda example, completion: format_spans(completion))
 def tool_format(example, completion):
     parsed = parse_tool_response(completion)
     if parsed.ok:
@@ -90,7 +91,7 @@ def tool_format(example, completion):
     return Result(0.0, f"{FORMAT_RULE} This response has {parsed.error}.")
 
 
-@verifier(kind="reference")
+@verifier(kind="reference", deciding=lambda example, completion: name_spans(completion))
 def function_choice(example, completion):
     if not example.possible_answer:  # irrelevance: the response must decline (training) / call nothing (official)
         chosen = ast_correct(example.functions, example.possible_answer, completion, _semantics(example))
@@ -102,7 +103,7 @@ def function_choice(example, completion):
     return Result(float(chosen), function_choice_block(example.possible_answer))
 
 
-@verifier(kind="reference")
+@verifier(kind="reference", deciding=lambda example, completion: argument_spans(completion))
 def arguments(example, completion):
     if not example.possible_answer:
         return None  # irrelevance: no call is right, so there are no arguments to check
