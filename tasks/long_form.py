@@ -210,7 +210,7 @@ def _gated(slot: Verifier) -> Verifier:
         f"copies of the prompt not counted) that follows the example's "
         f"{slot.name.replace('_', ' ')} (IFEval strict, training semantics), else 0; None without that constraint."
     )
-    return Verifier(score, name=slot.name, kind="constraint")
+    return Verifier(score, name=slot.name, kind="constraint", deciding=slot.deciding)
 
 
 task = Task(

@@ -7,6 +7,9 @@ constraint's prompt sentence as its block, and returns ``None`` (not applicable)
 constraints. :func:`prompt_without` gives ``P_\\k`` for ``block_placement="in-prompt"``: the prompt with slot k's
 sentence left out. :func:`constraint_type_verifier` is the alternative keyed by type (one verifier per constraint
 id, ``None`` for examples without it), for tasks with a small fixed set of types.
+
+Both locate the tokens that decide their constraint (``Verifier(deciding=...)``) with
+:func:`~mrtpo_sdk.instructions.deciding.deciding_spans`, dispatching on the constraint's id.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..verifier import Result, Verifier
 from ._check import check
 from ._registry import SEMANTICS, get_constraint
 from .data import IFExample
+from .deciding import deciding_spans
 
 __all__ = [
     "constraint_verifier",
@@ -68,7 +72,9 @@ def constraint_verifier(j: int, *, weight: float = 1.0, semantics: str = "traini
     ``semantics``: ``"training"`` (default) or ``"official"`` (IFEval's verdicts); ``loose``: IFEval's loose mode.
 
     Returns ``Result(1.0 | 0.0, block)`` with the block = the constraint's sentence in the prompt (``""`` when the
-    loader could not locate it), or ``None`` when the example has fewer than ``j`` constraints.
+    loader could not locate it), or ``None`` when the example has fewer than ``j`` constraints. Its ``deciding``
+    function gives the spans of the completion that decide that constraint
+    (:func:`~mrtpo_sdk.instructions.deciding.deciding_spans`).
 
     Raises:
         ValueError: ``j < 1``.
@@ -83,9 +89,16 @@ def constraint_verifier(j: int, *, weight: float = 1.0, semantics: str = "traini
             return None
         return _score(ex, j - 1, completion, semantics, loose)
 
+    def deciding(example: Any, completion: str) -> list[tuple[int, int]] | None:
+        ex = _as_example(example, f"constraint_{j}")
+        if j > len(ex.constraints):
+            return None
+        c = ex.constraints[j - 1]
+        return deciding_spans(c.id, c.kwargs, completion)
+
     score.__name__ = f"constraint_{j}"
     score.__doc__ = f"Reward 1 if the completion follows the example's constraint {j} ({semantics} semantics), else 0."
-    return Verifier(score, name=f"constraint_{j}", weight=weight, kind="constraint")
+    return Verifier(score, name=f"constraint_{j}", weight=weight, kind="constraint", deciding=deciding)
 
 
 def constraint_verifiers(
@@ -136,5 +149,10 @@ def constraint_type_verifier(
                 return _score(ex, k, completion, semantics, loose)
         return None
 
+    def deciding(example: Any, completion: str) -> list[tuple[int, int]] | None:
+        ex = _as_example(example, vname)
+        c = next((c for c in ex.constraints if c.id == cid), None)
+        return None if c is None else deciding_spans(c.id, c.kwargs, completion)
+
     score.__name__ = vname
-    return Verifier(score, name=vname, weight=weight, kind="constraint")
+    return Verifier(score, name=vname, weight=weight, kind="constraint", deciding=deciding)
