@@ -9,6 +9,10 @@ model, no trainer) and renders them as
 * a PNG heatmap of the same ``q`` (matplotlib);
 * a JSON file with every number, including the concentration statistic
   (:mod:`mrtpo_sdk.algorithms.concentration`).
+
+A reward whose verifier locates the characters that decide it (``Verifier(deciding=...)``) also carries its
+deciding tokens (:func:`deciding_token_mask`: a token is deciding when it overlaps a located span), the share of its
+distance on them and the lift over uniform credit; the page outlines those tokens.
 """
 
 from __future__ import annotations
@@ -23,20 +27,29 @@ from typing import Any
 
 __all__ = [
     "MASS",
+    "NOTHING_LOCATED",
     "NOT_APPLICABLE",
+    "NOT_DECODED",
+    "NO_DECIDING",
     "Explanation",
     "RewardRow",
+    "deciding_token_mask",
     "render_html",
     "render_png",
     "reward_rows",
     "summary_lines",
     "text_colour",
+    "token_char_spans",
     "write_outputs",
 ]
 
 MASS = 0.8
 #: A reward whose verifier returned ``None`` for this example (the completion is not scored by it, no block).
 NOT_APPLICABLE = "does not apply to this example (reward None)"
+#: Why a row's deciding tokens are not known, when no error is the cause (``RewardRow.deciding_note``).
+NO_DECIDING = "no deciding function"
+NOTHING_LOCATED = "nothing to point at in this completion"
+NOT_DECODED = "the tokenizer does not decode the token ids back to the completion"
 
 
 @dataclass
@@ -51,6 +64,13 @@ class RewardRow:
         q: per-token JS distance ``q_{k,t}`` in [0, 1] (zeros when not replayed).
         w: per-token weight ``w_{k,t}`` (ones when not replayed); mean over tokens is 1.
         share: smallest share of tokens holding 80% of ``sum_t q_{k,t}`` (``None`` when not replayed / all zero).
+        deciding: per token whether it decides the reward (its verifier's ``deciding`` spans); ``None`` when they
+            were not located (``deciding_note`` says why).
+        deciding_share: share of ``sum_t q_{k,t}`` on the deciding tokens (``None``: not located, not replayed,
+            zero distance).
+        lift: ``deciding_share`` divided by the deciding tokens' share of the tokens (1 = uniform credit; ``None``
+            also when every token is deciding).
+        deciding_note: why the deciding tokens are not known (``""`` when they are).
     """
 
     name: str
@@ -62,6 +82,10 @@ class RewardRow:
     q: list[float]
     w: list[float]
     share: float | None
+    deciding: list[bool] | None = None
+    deciding_share: float | None = None
+    lift: float | None = None
+    deciding_note: str = ""
 
 
 @dataclass
@@ -107,6 +131,10 @@ class Explanation:
                     "block": r.block,
                     "replayed": r.replayed,
                     "concentration": r.share,
+                    "deciding_share": r.deciding_share,
+                    "lift": r.lift,
+                    "deciding": r.deciding,
+                    "deciding_note": r.deciding_note,
                     "q": r.q,
                     "w": r.w,
                 }
@@ -123,6 +151,11 @@ def reward_rows(
     q: Sequence[list[float]],
     w: Sequence[list[float]],
     share: Sequence[float],
+    *,
+    deciding: Sequence[list[bool] | None] | None = None,
+    deciding_share: Sequence[float] | None = None,
+    lift: Sequence[float] | None = None,
+    deciding_notes: Sequence[str] | None = None,
 ) -> list[RewardRow]:
     """One :class:`RewardRow` per verifier (in order) from plain per-reward values.
 
@@ -131,7 +164,15 @@ def reward_rows(
         rewards: per reward its value (``None``: not applicable); ``blocks`` its block; ``replayed`` whether replayed.
         q, w: per reward the per-token ``q_{k,t}`` and ``w_{k,t}`` of the completion.
         share: per reward its concentration (NaN: not replayed / all zero, stored as ``None``).
+        deciding: per reward its deciding-token mask (``None``: not located); ``deciding_share`` and ``lift`` its
+            statistics (NaN stored as ``None``); ``deciding_notes`` why a reward's tokens are not located. Omitted:
+            not located, no note.
     """
+
+    def number(values: Sequence[float] | None, k: int) -> float | None:
+        x = math.nan if values is None else float(values[k])
+        return None if math.isnan(x) else x
+
     out = []
     for k, v in enumerate(verifiers):
         s = float(share[k])
@@ -146,9 +187,67 @@ def reward_rows(
                 q=q[k],
                 w=w[k],
                 share=None if math.isnan(s) else s,
+                deciding=None if deciding is None else deciding[k],
+                deciding_share=number(deciding_share, k),
+                lift=number(lift, k),
+                deciding_note="" if deciding_notes is None else deciding_notes[k],
             )
         )
     return out
+
+
+# ---------------------------------------------------------------------------------------------- deciding tokens
+def token_char_spans(tokenizer: Any, ids: Sequence[int], text: str) -> list[tuple[int, int]] | None:
+    """The ``[start, end)`` characters of ``text`` each token of ``ids`` (the tokenization of ``text``) covers.
+
+    A fast tokenizer's offsets are used when tokenizing ``text`` again gives ``ids``; otherwise token ``t`` ends
+    where ``tokenizer.decode(ids[:t + 1])`` ends (the lengths kept non-decreasing: a token that ends inside a
+    character covers nothing, the next one the character). A decoding that drops the text's leading characters
+    (SentencePiece drops a leading space) is shifted by them.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer (or a processor with ``.tokenizer``); only ``decode`` is needed.
+        ids: the completion's token ids; text: the completion.
+
+    Returns:
+        one span per token, or ``None`` when the decoded ids are not ``text`` (the tokens cannot be placed).
+    """
+    tok = getattr(tokenizer, "tokenizer", tokenizer)
+    ids = [int(i) for i in ids]
+    if getattr(tok, "is_fast", False):
+        try:
+            enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            if list(enc["input_ids"]) == ids:
+                return [(int(a), int(b)) for a, b in enc["offset_mapping"]]
+        except Exception:  # noqa: BLE001 - no offsets here: fall back to decoding
+            pass
+    full = tok.decode(ids)
+    if not text.endswith(full):
+        return None
+    shift, spans, prev = len(text) - len(full), [], 0
+    for t in range(len(ids)):
+        end = max(prev, min(len(full), len(tok.decode(ids[: t + 1]))))
+        spans.append((shift + prev, shift + end))
+        prev = end
+    return spans
+
+
+def deciding_token_mask(token_spans: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """Per token, whether its characters overlap one of ``spans`` (both ``[start, end)`` character spans; an empty
+    token span overlaps nothing)."""
+    if not token_spans:
+        return []
+    n = max(max(e for _, e in token_spans), max((e for _, e in spans), default=0))
+    covered = [0] * (n + 1)  # covered[i]: characters before i inside some span
+    marks = [0] * (n + 1)
+    for start, end in spans:
+        marks[max(0, start)] += 1
+        marks[min(n, end)] -= 1
+    depth = 0
+    for i in range(n):
+        depth += marks[i]
+        covered[i + 1] = covered[i] + (depth > 0)
+    return [end > start and covered[end] > covered[start] for start, end in token_spans]
 
 
 # ---------------------------------------------------------------------------------------------- rendering
@@ -164,6 +263,8 @@ th { text-align: left; width: 16em; font-weight: normal; }
        padding: 0 0.15em; text-align: center; white-space: pre; border-radius: 2px; }
 .tok .w { display: block; font-size: 0.7em; color: inherit; }
 .nl { color: #999; }
+.tok.dec { outline: 2px solid #e69f00; outline-offset: -1px; }
+.legend-dec { outline: 2px solid #e69f00; outline-offset: -1px; padding: 0 0.3em; }
 """
 
 
@@ -219,18 +320,23 @@ def render_html(exp: Explanation) -> str:
         f"row's largest q). The number under each token is its weight w<sub>k,t</sub> with beta = {exp.beta} "
         f"(mean 1 over the completion). Concentration: the smallest share of tokens holding {int(MASS * 100)}% of "
         f"the row's distance. {html.escape(exp.note)}</p>",
+        '<p class="meta"><span class="legend-dec">outlined</span> tokens decide the row\'s reward (located by its '
+        "verifier's deciding function); lift = the share of the row's distance on them divided by their share of "
+        "the tokens (1 = uniform credit).</p>",
         "<table>",
     ]
     for k, row in enumerate(exp.rows):
         r, g, b = HUES[k % len(HUES)]
         qmax = max(row.q) if row.replayed and row.q else 0.0
         cells = []
-        for tok, q, w in zip(exp.tokens, row.q, row.w):
+        deciding = row.deciding or [False] * len(exp.tokens)
+        for tok, q, w, dec in zip(exp.tokens, row.q, row.w, deciding):
             alpha = round((q / qmax) if qmax > 0 else 0.0, 3)
             cells.append(
-                f'<span class="tok" style="background: rgba({r},{g},{b},{alpha:.3f}); '
+                f'<span class="tok{" dec" if dec else ""}" style="background: rgba({r},{g},{b},{alpha:.3f}); '
                 f'color: {text_colour((r, g, b), alpha)}" '
-                f'title="q={q:.4f} w={w:.3f}">{_token_html(tok)}<span class="w">{w:.2f}</span></span>'
+                f'title="q={q:.4f} w={w:.3f}{" deciding" if dec else ""}">{_token_html(tok)}'
+                f'<span class="w">{w:.2f}</span></span>'
             )
         status = (
             f"concentration {_fmt(row.share)} (80% of distance on {_fmt(None if row.share is None else 100 * row.share, 1)}% "
@@ -246,6 +352,7 @@ def render_html(exp: Explanation) -> str:
             f'<tr class="reward-row"><th><div class="name">{html.escape(row.name)}</div>'
             f'<div class="small">kind {html.escape(str(row.kind))}, weight {row.weight:g}</div>'
             f'<div>reward <b>{_fmt(row.reward)}</b></div><div class="small">{status}</div>'
+            f'<div class="small">{html.escape(_deciding_text(row))}</div>'
             f'<div class="block">{block}</div></th><td>{" ".join(cells)}</td></tr>'
         )
     parts += ["</table>", "</body></html>", ""]
@@ -291,6 +398,19 @@ def _share_label(r: RewardRow) -> str:
     return "q = 0" if r.share is None else f"80% on {100 * r.share:.0f}%"
 
 
+def _deciding_text(r: RewardRow) -> str:
+    """The row's credit precision in words: its deciding tokens, their share of the distance and the lift."""
+    if r.deciding is None:
+        return f"deciding tokens not located: {r.deciding_note or NO_DECIDING}"
+    n, total = sum(r.deciding), len(r.deciding)
+    tokens = f"{n} of {total} tokens deciding"
+    if r.deciding_share is None:
+        why = "not replayed" if not r.replayed else "no distance" if n else "no token overlaps the located spans"
+        return f"{tokens}; lift n/a ({why})"
+    lift = "n/a (every token is deciding)" if r.lift is None else f"{r.lift:.2f}"
+    return f"{tokens}, {100 * r.deciding_share:.1f}% of the distance on them: lift {lift}"
+
+
 def write_outputs(exp: Explanation, out_dir: Path) -> dict[str, Path]:
     """Write ``explain-<id>.html``, ``.png`` and ``.json`` into ``out_dir``; returns the paths by kind."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -303,7 +423,8 @@ def write_outputs(exp: Explanation, out_dir: Path) -> dict[str, Path]:
 
 
 def summary_lines(exp: Explanation) -> list[str]:
-    """Plain-text summary: per reward its reward, block state and concentration."""
+    """Plain-text summary: per reward its reward, block state, concentration and (when replayed) its deciding
+    tokens and lift."""
     lines = [
         f"{exp.task} / {exp.example_id}: {len(exp.tokens)} completion tokens, beta={exp.beta} "
         f"(every reward with a non-empty block replayed, regardless of group variance)"
@@ -318,5 +439,6 @@ def summary_lines(exp: Explanation) -> list[str]:
             )
         else:
             conc = f"{_unreplayed(r)}: not replayed"
-        lines.append(f"  {r.name:<{width}}  reward {_fmt(r.reward)}  {conc}")
+        precision = f"; {_deciding_text(r)}" if r.replayed else ""
+        lines.append(f"  {r.name:<{width}}  reward {_fmt(r.reward)}  {conc}{precision}")
     return lines

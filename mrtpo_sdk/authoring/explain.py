@@ -8,7 +8,9 @@ token ids after ``P_all`` and after each ``P_\\k``. It writes
   completion's tokens shaded by ``q_{k,t}``, the block, the reward and the token weights ``w_{k,t}`` (spec §5);
 * a PNG heatmap of the same ``q`` (matplotlib);
 * a JSON file with every number, including the concentration statistic
-  (:mod:`mrtpo_sdk.algorithms.concentration`).
+  (:mod:`mrtpo_sdk.algorithms.concentration`) and, for a verifier with a ``deciding`` function, its deciding tokens,
+  the share of the distance on them and the lift over uniform credit
+  (:func:`~mrtpo_sdk.algorithms.concentration.credit_lift`).
 
 The page, the PNG and the JSON are the credit page (:mod:`mrtpo_sdk.credit_page`), shared with training's
 ``credit-step<N>.html`` pages.
@@ -24,18 +26,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..algorithms.concentration import token_share_for_mass
+from ..algorithms.concentration import credit_lift, deciding_share, token_share_for_mass
 from ..credit_page import (
     MASS,
+    NO_DECIDING,
+    NOT_DECODED,
+    NOTHING_LOCATED,
     Explanation,
     RewardRow,
+    deciding_token_mask,
     render_html,
     render_png,
     reward_rows,
     summary_lines,
+    token_char_spans,
     write_outputs,
 )
-from ..errors import MRTPOError
+from ..errors import DecidingError, MRTPOError
 from ..prompting import encode_prompt
 from ..task import Task, example_id
 
@@ -73,7 +80,8 @@ def explain(
         policy: a label for the page.
 
     Returns:
-        An :class:`Explanation`.
+        An :class:`Explanation`. A verifier's ``deciding`` function that raises (or returns no spans of the
+        completion) leaves that row's deciding tokens unknown, its one-line error in ``deciding_note``.
 
     Raises:
         MRTPOError: the completion is empty after tokenization, or ``beta`` is outside [0, 1].
@@ -112,6 +120,8 @@ def explain(
     )
     w = token_weights(out.q, mask, out.replayed, beta)
     share = token_share_for_mass(out.q, mask, out.replayed, MASS)
+    masks, notes = _deciding_masks(task, example, eid, completion, tokenizer, ids)
+    deciding = torch.tensor([[m or [False] * T for m in masks]], dtype=torch.bool, device=device)
     tokens = [tokenizer.decode([i]) for i in ids]
     exp = Explanation(task.name, eid, completion, tokens, beta, temperature, policy)
     q_rows, w_rows = out.q[0].float().cpu(), w[0].float().cpu()
@@ -123,8 +133,38 @@ def explain(
         q=[[round(float(x), 6) for x in row] for row in q_rows],
         w=[[round(float(x), 6) for x in row] for row in w_rows],
         share=share[0].tolist(),
+        deciding=masks,
+        deciding_share=deciding_share(out.q, mask, deciding, out.replayed)[0].tolist(),
+        lift=credit_lift(out.q, mask, deciding, out.replayed)[0].tolist(),
+        deciding_notes=notes,
     )
     return exp
+
+
+def _deciding_masks(
+    task: Task, example: Any, eid: str, completion: str, tokenizer: Any, ids: list[int]
+) -> tuple[list[list[bool] | None], list[str]]:
+    """Per verifier the deciding-token mask of the completion (``None``: not located) and why it is not."""
+    token_spans = token_char_spans(tokenizer, ids, completion)
+    masks: list[list[bool] | None] = []
+    notes: list[str] = []
+    for v in task.verifiers:
+        try:
+            spans = v.locate(example, completion, task=task.name, example_id=eid)
+        except DecidingError as exc:
+            masks.append(None)
+            notes.append(str(exc))
+            continue
+        if spans is None:
+            masks.append(None)
+            notes.append(NO_DECIDING if v.deciding is None else NOTHING_LOCATED)
+        elif token_spans is None:
+            masks.append(None)
+            notes.append(NOT_DECODED)
+        else:
+            masks.append(deciding_token_mask(token_spans, spans))
+            notes.append("")
+    return masks, notes
 
 
 def select_example(examples: Sequence[Any], wanted: str | None, where: str) -> Any:

@@ -67,6 +67,16 @@ def test_json_numbers_are_consistent(explained):
         assert r["concentration"] == pytest.approx(expected, abs=1e-9)
         assert 0 < r["concentration"] <= 1
     assert "".join(data["tokens"]) == data["completion"]  # tokenized once; the ids decode back to the text
+    # credit precision: sql_format's deciding tokens are the fence markers; the reference matches itself token for
+    # token, so result_match has none to point at
+    fmt = rewards["sql_format"]
+    marked = "".join(t for t, d in zip(data["tokens"], fmt["deciding"]) if d)
+    assert "```sql" in marked and marked.replace("```sql", "").strip("`\n") == ""
+    share = sum(q for q, d in zip(fmt["q"], fmt["deciding"]) if d) / sum(fmt["q"])
+    assert fmt["deciding_share"] == pytest.approx(share, abs=1e-4)
+    assert fmt["lift"] == pytest.approx(share / (sum(fmt["deciding"]) / len(fmt["deciding"])), abs=1e-3)
+    assert rewards["result_match"]["deciding"] is None and rewards["result_match"]["lift"] is None
+    assert rewards["result_match"]["deciding_note"] == "nothing to point at in this completion"
 
 
 def test_model_path_and_completion_file(explained, tmp_path, capsys):
@@ -81,6 +91,9 @@ def test_model_path_and_completion_file(explained, tmp_path, capsys):
     assert [r["reward"] for r in data["rewards"].values()] == [1.0, 0.0, 0.0]
     assert data["rewards"]["executes"]["block"] == "no such table: nowhere"
     assert data["rewards"]["executes"]["replayed"] is True  # a non-empty block is replayed whatever the variance
+    executes = data["rewards"]["executes"]
+    assert "".join(t for t, d in zip(data["tokens"], executes["deciding"]) if d).strip() == "nowhere"
+    assert executes["lift"] is not None and executes["lift"] > 0
     assert "executes" in capsys.readouterr().out
 
 
