@@ -70,7 +70,8 @@ class RewardRow:
             zero distance).
         lift: ``deciding_share`` divided by the deciding tokens' share of the tokens (1 = uniform credit; ``None``
             also when every token is deciding).
-        deciding_note: why the deciding tokens are not known (``""`` when they are).
+        deciding_note: why the deciding tokens are not known (``""`` when they are, or when they were not looked
+            for: training's credit pages).
     """
 
     name: str
@@ -320,11 +321,14 @@ def render_html(exp: Explanation) -> str:
         f"row's largest q). The number under each token is its weight w<sub>k,t</sub> with beta = {exp.beta} "
         f"(mean 1 over the completion). Concentration: the smallest share of tokens holding {int(MASS * 100)}% of "
         f"the row's distance. {html.escape(exp.note)}</p>",
-        '<p class="meta"><span class="legend-dec">outlined</span> tokens decide the row\'s reward (located by its '
-        "verifier's deciding function); lift = the share of the row's distance on them divided by their share of "
-        "the tokens (1 = uniform credit).</p>",
-        "<table>",
     ]
+    if any(_deciding_text(row) for row in exp.rows):
+        parts.append(
+            '<p class="meta"><span class="legend-dec">outlined</span> tokens decide the row\'s reward (located by its '
+            "verifier's deciding function); lift = the share of the row's distance on them divided by their share "
+            "of the tokens (1 = uniform credit).</p>"
+        )
+    parts.append("<table>")
     for k, row in enumerate(exp.rows):
         r, g, b = HUES[k % len(HUES)]
         qmax = max(row.q) if row.replayed and row.q else 0.0
@@ -348,11 +352,12 @@ def render_html(exp: Explanation) -> str:
         )
         block = (html.escape(row.block) if row.block else "<em>(none: the verifier does not apply)</em>"
                  if row.reward is None else "<em>(empty)</em>")
+        precision = _deciding_text(row)
+        precision = f'<div class="small">{html.escape(precision)}</div>' if precision else ""
         parts.append(
             f'<tr class="reward-row"><th><div class="name">{html.escape(row.name)}</div>'
             f'<div class="small">kind {html.escape(str(row.kind))}, weight {row.weight:g}</div>'
-            f'<div>reward <b>{_fmt(row.reward)}</b></div><div class="small">{status}</div>'
-            f'<div class="small">{html.escape(_deciding_text(row))}</div>'
+            f'<div>reward <b>{_fmt(row.reward)}</b></div><div class="small">{status}</div>{precision}'
             f'<div class="block">{block}</div></th><td>{" ".join(cells)}</td></tr>'
         )
     parts += ["</table>", "</body></html>", ""]
@@ -399,9 +404,10 @@ def _share_label(r: RewardRow) -> str:
 
 
 def _deciding_text(r: RewardRow) -> str:
-    """The row's credit precision in words: its deciding tokens, their share of the distance and the lift."""
+    """The row's credit precision in words: its deciding tokens, their share of the distance and the lift; ``""``
+    when it was not measured (no mask, no note: training's credit pages)."""
     if r.deciding is None:
-        return f"deciding tokens not located: {r.deciding_note or NO_DECIDING}"
+        return f"deciding tokens not located: {r.deciding_note}" if r.deciding_note else ""
     n, total = sum(r.deciding), len(r.deciding)
     tokens = f"{n} of {total} tokens deciding"
     if r.deciding_share is None:
@@ -439,6 +445,6 @@ def summary_lines(exp: Explanation) -> list[str]:
             )
         else:
             conc = f"{_unreplayed(r)}: not replayed"
-        precision = f"; {_deciding_text(r)}" if r.replayed else ""
+        precision = f"; {_deciding_text(r)}" if r.replayed and _deciding_text(r) else ""
         lines.append(f"  {r.name:<{width}}  reward {_fmt(r.reward)}  {conc}{precision}")
     return lines

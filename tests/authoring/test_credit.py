@@ -67,6 +67,9 @@ def test_metrics_and_html_sample(tmp_path):
     page = (tmp_path / "credit-step4.html").read_text()
     assert len(re.findall(r'<tr class="reward-row">', page)) == 2
     assert "e0" in page and "not replayed" in page  # response 0, reward 1 kept w = 1
+    # training does not locate deciding tokens: no outline, no legend, no "not located" line on its pages
+    body = page.split("</style>", 1)[1]
+    assert "legend-dec" not in body and "tok dec" not in body and "deciding" not in body
 
 
 def test_no_replayed_pair_logs_nan_and_writes_nothing(tmp_path):
