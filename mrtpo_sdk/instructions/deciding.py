@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..verifier import Spans
 from ._registry import get_constraint, normalize_kwargs
 from ._training import (
     _ALNUM_RUN,
@@ -54,7 +55,6 @@ from .unseen import _LETTER_WORD, _NUMBER, _NUMBERED_ITEM, _WORD
 
 __all__ = ["LOCATORS", "deciding_spans", "locatable_ids"]
 
-Spans = list[tuple[int, int]]
 Locator = Callable[[Mapping[str, Any], str], Spans]
 LOCATORS: dict[str, Locator] = {}
 """Constraint id -> its locator ``fn(kwargs, response) -> spans`` (``[]``: nothing to point at)."""

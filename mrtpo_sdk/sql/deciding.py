@@ -29,6 +29,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from ..verifier import Spans
 from .parse import FENCE, extract_sql, fences
 from .sandbox import first_keyword
 
@@ -44,7 +45,6 @@ __all__ = [
 #: A query with more sqlglot tokens than this is deciding as a whole for ``result_match`` (no alignment is run).
 MAX_ALIGNED_TOKENS = 4000
 
-Spans = list[tuple[int, int]]
 
 
 # ---------------------------------------------------------------------------------------------- sql_format

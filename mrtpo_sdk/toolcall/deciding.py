@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..verifier import Spans
 from .parse import CALL_CLOSE, CALL_OPEN, THINK_CLOSE, THINK_OPEN
 
 __all__ = ["CallSpans", "argument_spans", "call_spans", "format_spans", "name_spans"]
 
-Spans = list[tuple[int, int]]
 _WS = " \t\r\n"
 
 
