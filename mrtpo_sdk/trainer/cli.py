@@ -265,4 +265,8 @@ def run_training(
         from .summary import print_summary
 
         print_summary(trainer, task_file=task_file)
+    # Under `accelerate launch`, every process leaves the process group before exiting: a gloo or NCCL group left to
+    # the interpreter's teardown can abort a rank ("terminate called without an active exception").
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()
     return 0

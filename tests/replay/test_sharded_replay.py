@@ -337,7 +337,10 @@ def _accelerate_worker(out: str) -> None:
     args = MRTPOConfig(output_dir=out, algo="mrtpo", max_steps=2, per_device_train_batch_size=8, num_generations=4,
                        max_completion_length=12, logging_steps=1, report_to="none", save_strategy="no", bf16=False,
                        disable_tqdm=True, beta_warmup_steps=0, seed=0)
-    MRTPOTrainer(task, model, args, examples=examples, processing_class=tokenizer).train()
+    trainer = MRTPOTrainer(task, model, args, examples=examples, processing_class=tokenizer)
+    trainer.train()
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()  # leaves the process group before exit, as `mrtpo-sdk train` does
 
 
 if __name__ == "__main__":
