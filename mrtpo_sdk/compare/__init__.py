@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .cli import compare_command
 from .matrix import MatrixRun, run_matrix
+from .paired import minimum_detectable_difference, paired_difference, seeds_needed
 from .report import print_table, render_markdown, write_report
 from .stats import (
     Run,
@@ -32,10 +33,13 @@ __all__ = [
     "compare_command",
     "compare_runs",
     "load_run",
+    "minimum_detectable_difference",
+    "paired_difference",
     "print_table",
     "read_jsonl",
     "render_markdown",
     "run_matrix",
+    "seeds_needed",
     "steps_to_threshold",
     "t_interval",
     "write_report",

@@ -61,7 +61,8 @@ def compare_parser() -> ArgumentParser:
         allow_abbrev=False,
         description="Compare runs of several algorithms over seeds: steps to a reward threshold, area under the "
         "reward curves, final train rewards, dev metrics with 95% t-intervals, time per step and the replay "
-        "overhead, MRTPO's paired wins per seed. Writes compare.json, compare.md and compare.png. Given a task "
+        "overhead, MRTPO's paired wins per seed and paired differences (95% t-intervals, the smallest detectable "
+        "difference). Writes compare.json, compare.md and compare.png. Given a task "
         "file, it first trains every algo x seed (reusing finished runs). See docs/compare.md.",
         epilog="Inputs come first; in the task form every other option is passed to `mrtpo-sdk train` "
         "(e.g. --max_steps 50 --model ID). Exit status: 0 done, 2 a usage error or a failed training run.",

@@ -17,6 +17,7 @@ __all__ = [
     "format_summary",
     "held_out_markdown",
     "interval_note",
+    "paired_differences_markdown",
     "plot_comparison",
     "print_table",
     "pairs_tables",
@@ -207,9 +208,13 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += _table(header, rows)
 
     out += ["", "## MRTPO vs baselines, paired by seed", ""]
+    differences = paired_differences_markdown(report)
+    if differences:
+        out += [*differences, ""]
     if report["paired"]:
         out += [
-            "Steps to threshold: fewer wins, never reached loses to any reached step. Dev metrics: higher wins.",
+            "Wins per seed. Steps to threshold: fewer wins, never reached loses to any reached step. Dev metrics: "
+            "higher wins.",
             "",
         ]
         for p in report["paired"]:
@@ -226,6 +231,84 @@ def render_markdown(report: dict[str, Any]) -> str:
         for r in report["runs"]
     ])
     return "\n".join(out) + "\n"
+
+
+#: compare.md's table of paired differences shows the per-category dev metrics (names with a ``/``) of a pair when
+#: it has at most this many of them (compare.json has all).
+MAX_PER_CATEGORY_DIFFERENCES = 40
+
+#: What compare.md's table of paired differences shows for each verdict of
+#: :func:`mrtpo_sdk.compare.paired.paired_difference` but "better" and "worse".
+VERDICT_TEXT = {
+    "no detectable difference": "no detectable difference",
+    "no interval": "no interval (1 seed)",
+    "no pairs": "no seed to pair",
+}
+
+
+def _signed(v: float | None, digits: int) -> str:
+    """``"+0.033"``, ``"-0.016"``; ``"0.000"`` for a value that rounds to zero; ``"–"`` for none."""
+    if v is None:
+        return "–"
+    return f"{0.0:.{digits}f}" if round(v, digits) == 0 else f"{v:+.{digits}f}"
+
+
+def paired_differences_markdown(report: dict[str, Any]) -> list[str]:
+    """The lines of compare.md's table of paired differences (``compare.json``'s ``paired_differences``): per pair
+    and metric, the mean of ``MRTPO - baseline`` over seeds with its 95% paired t-interval, the seeds it is over,
+    the smallest difference these seeds detect at 80% power (``detectable ≥``) and the verdict. Areas and dev
+    metrics show 3 decimals, steps 1. Per-category dev metrics are shown for a pair with at most
+    :data:`MAX_PER_CATEGORY_DIFFERENCES` of them. ``[]`` when the report has no paired differences."""
+    rows = report.get("paired_differences") or []
+    if not rows:
+        return []
+    thr = report["threshold"]
+    per_category: dict[tuple[str, str], int] = {}
+    for p in rows:
+        if p["metric"].startswith("dev/") and "/" in p["metric"].removeprefix("dev/"):
+            key = (p["algo"], p["baseline"])
+            per_category[key] = per_category.get(key, 0) + 1
+    hidden = 0
+    table = []
+    for p in rows:
+        kind, _, name = p["metric"].partition("/")
+        if kind == "dev" and "/" in name and per_category[(p["algo"], p["baseline"])] > MAX_PER_CATEGORY_DIFFERENCES:
+            hidden += 1
+            continue
+        if kind == "auc":
+            label = f"area under curve: {name}"
+        elif kind == "steps_to_threshold":
+            label = f"steps to {thr:g}: {name}"
+        else:
+            label = f"dev {name}" + (" (headline)" if f"eval/{name}" == report.get("headline") else "")
+        digits = 1 if kind == "steps_to_threshold" else 3
+        text = _signed(p["mean"], digits)
+        if p["ci"]:
+            lo, hi = p["ci"]
+            text += f" [{_signed(lo, digits)}, {_signed(hi, digits)}]"
+        if p["verdict"] in ("better", "worse"):
+            verdict = f"{display_name(p['algo'])} {p['verdict']}"
+        elif p["verdict"] == "no pairs" and kind == "steps_to_threshold":
+            verdict = f"no seed where both reached {thr:g}"
+        else:
+            verdict = VERDICT_TEXT.get(p["verdict"], p["verdict"])
+        detectable = "–" if p["detectable"] is None else f"{p['detectable']:.{digits}f}"
+        table.append([f"{display_name(p['algo'])} vs {display_name(p['baseline'])}", label, text, str(p["n"]),
+                      detectable, verdict])
+    lines = [
+        "MRTPO minus the baseline, paired by seed: the mean difference over seeds and its 95% Student-t interval "
+        "(`mean ± t(0.975, n−1) · sd / √n`, sd of the per-seed differences). Higher is better for areas and dev "
+        "metrics; fewer steps is better. A verdict of better or worse means the interval excludes 0. `n` counts the "
+        "seeds with a difference: for steps to threshold, those where both runs reached it. `detectable ≥` is the "
+        "smallest true difference these seeds find 80% of the time at two-sided α = 0.05, "
+        "`(t(0.975, n−1) + t(0.80, n−1)) · sd / √n`: a difference below it can hide behind \"no detectable "
+        "difference\".",
+        "",
+        *_table(["pair", "metric", "MRTPO − baseline [95% CI]", "n", "detectable ≥", "verdict"], table),
+    ]
+    if hidden:
+        lines += ["", f"{hidden} per-category dev metrics are in compare.json (`paired_differences`)."]
+    return lines
 
 
 def held_out_markdown(split: str, section: dict[str, Any]) -> list[str]:

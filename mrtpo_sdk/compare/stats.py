@@ -6,10 +6,11 @@ A run is a folder written by ``mrtpo-sdk train``: ``metrics.jsonl`` (training ro
 :func:`compare_runs` turns a list of them into the report that :mod:`mrtpo_sdk.compare.report` writes.
 
 Confidence intervals are Student-t 95% intervals over seeds, ``mean ± t_{0.975, n-1} · s / sqrt(n)`` with the
-sample standard deviation ``s`` (ddof 1). scipy is not a dependency of mrtpo-sdk, so the quantile comes from an exact
-table for 1..30 degrees of freedom (:data:`T_975`, computed to 6 decimals) and the normal 1.96 beyond; one seed gives
-no interval. The interval of a bounded metric is clipped to its range: [0, 1] for a reward or dev metric whose every
-logged value lies in [0, 1] (rewards, accuracies, shares), [0, ∞) for the completion length.
+sample standard deviation ``s`` (ddof 1). scipy is not a dependency of mrtpo-sdk, so the quantile comes from
+:mod:`mrtpo_sdk.compare.student_t` (exact for every integer degree of freedom); one seed gives no interval. The
+interval of a bounded metric is clipped to its range: [0, 1] for a reward or dev metric whose every logged value
+lies in [0, 1] (rewards, accuracies, shares), [0, ∞) for the completion length. Paired differences between MRTPO
+and each baseline are in :mod:`mrtpo_sdk.compare.paired`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import Any, Iterable, Iterator, Sequence
 from .. import jsonl
 from ..errors import MRTPOError
 from ..trainer.algos import ALGORITHMS, aggregation_of, unused_settings
+from .paired import paired_differences
+from .student_t import t_ppf
 
 __all__ = [
     "Run",
@@ -60,7 +63,7 @@ __all__ = [
     "variant_values",
 ]
 
-#: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond 30: 1.96).
+#: Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30, to 6 decimals (:func:`t_quantile` computes any).
 T_975: dict[int, float] = {
     1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912, 7: 2.364624, 8: 2.306004,
     9: 2.262157, 10: 2.228139, 11: 2.200985, 12: 2.178813, 13: 2.160369, 14: 2.144787, 15: 2.131450,
@@ -372,11 +375,16 @@ def curve(
 # -------------------------------------------------------------------------------------------------- over seeds
 
 
-def t_quantile(df: int) -> float:
-    """t_{0.975, df}: exact table for df 1..30 (:data:`T_975`), the normal 1.96 beyond."""
-    if df < 1:
-        raise ValueError("df must be >= 1")
-    return T_975.get(df, 1.96)
+def t_quantile(df: int, p: float = 0.975) -> float:
+    """t_{p, df}, the p-quantile of Student's t with ``df`` degrees of freedom (:func:`~.student_t.t_ppf`).
+
+    >>> round(t_quantile(2), 6), round(t_quantile(4, 0.80), 6)
+    (4.302653, 0.940965)
+
+    Raises:
+        ValueError: ``df`` is not an integer >= 1, or ``p`` is not strictly between 0 and 1.
+    """
+    return t_ppf(p, df)
 
 
 def t_interval(values: Sequence[float]) -> tuple[float, float] | None:
@@ -647,7 +655,9 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
     Runs are grouped by algo, an algo with two runs of one seed by variant (:func:`group_runs`; the seeds of a group
     are its runs); paired comparisons match each MRTPO group's run of a seed with each other group's run of the same
     seed (:func:`mrtpo_pairs`), on steps to threshold per reward and on each dev metric (every ``eval/`` key but
-    :data:`NOT_DEV_METRICS`, higher is better).
+    :data:`NOT_DEV_METRICS`, higher is better); ``paired_differences`` holds, for the same pairs, MRTPO minus the
+    baseline per seed on each reward's area under the curve, each dev metric's final value and steps to threshold,
+    with the paired t-interval, verdict and detectable difference of each (:func:`~.paired.paired_differences`).
 
     Raises:
         MRTPOError: no runs, runs of different tasks, or two runs of one algo and seed that no setting tells apart.
@@ -781,6 +791,7 @@ def compare_runs(runs: Sequence[Run], *, threshold: float = 0.8, smooth: int = 3
         ],
         "algos": per_algo,
         "paired": paired,
+        "paired_differences": paired_differences(per_algo, mrtpo_pairs(algos), rewards, dev_keys),
         "setting_differences": differences,
         "variants": variant_settings(runs),
         "variant_values": variant_values(runs),

@@ -81,7 +81,8 @@ def test_area_under_curve_is_the_mean_reward_over_the_step_span():
 
 def test_t_interval_of_three_values():
     lo, hi = t_interval([0.1, 0.2, 0.3])
-    half = 4.302653 * 0.1 / math.sqrt(3)  # t_{0.975,2} * s / sqrt(n), s = 0.1
+    t = 0.95 / math.sqrt(2 * 0.975 * 0.025)  # t_{p, 2} = (2p - 1) / sqrt(2p(1 - p)) in closed form: 4.302653
+    half = t * 0.1 / math.sqrt(3)  # t_{0.975,2} * s / sqrt(n), s = 0.1
     assert lo == pytest.approx(0.2 - half, abs=1e-9)
     assert hi == pytest.approx(0.2 + half, abs=1e-9)
     assert hi - 0.2 == pytest.approx(0.248414, abs=1e-6)
@@ -92,11 +93,12 @@ def test_t_interval_edges():
     assert t_interval([]) is None
     lo, hi = t_interval([1.0, 3.0])  # df 1: 12.706205 * sqrt(2) / sqrt(2)
     assert (lo, hi) == pytest.approx((2.0 - 12.706205, 2.0 + 12.706205))
-    values = [0.0, 1.0] * 20  # n = 40, df 39 > 30: the normal 1.96
+    values = [0.0, 1.0] * 20  # n = 40, df 39: t_{0.975, 39} = 2.022691 (published tables), not the normal 1.96
     lo, hi = t_interval(values)
     s = math.sqrt(sum((v - 0.5) ** 2 for v in values) / 39)
-    assert hi - 0.5 == pytest.approx(1.96 * s / math.sqrt(40))
-    assert stats.t_quantile(30) == 2.042272 and stats.t_quantile(31) == 1.96
+    assert hi - 0.5 == pytest.approx(2.022691 * s / math.sqrt(40), rel=1e-6)
+    assert stats.t_quantile(30) == pytest.approx(2.042272, abs=1e-6)
+    assert stats.t_quantile(31) == pytest.approx(2.039513, abs=1e-6)
 
 
 def test_median_of_steps_ranks_never_above_every_step():
