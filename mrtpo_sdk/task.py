@@ -18,6 +18,9 @@ Replay contexts (spec §3):
 * ``block_placement="in-prompt"``: the information is already in the prompt (instruction constraints):
   ``P_all = P_0`` and ``P_\\k = prompt_without(example, verifier_name)``, the prompt rebuilt without constraint k.
 
+For a model without a chat template, :meth:`Task.with_plain_text_prompts` gives the same task with every prompt as
+plain text (:func:`mrtpo_sdk.prompting.plain_text_prompt`): ``P_0`` rendered, the blocks appended after it.
+
 Examples (``Task(examples=...)``): a list of mappings or objects, a ``datasets.Dataset``, a path to a ``.jsonl`` /
 ``.json`` / ``.parquet`` / ``.csv`` file (read with ``datasets``, locally), a dict of split name -> any of these, or
 ``fn(split, data=None, **options)``: its parameters beyond ``split`` and ``data`` are the task's options
@@ -42,6 +45,7 @@ from typing import Any, Literal, Union
 
 from .errors import MRTPOError
 from .errors import display_path as _display_path
+from .prompting import plain_text_prompt
 from .task_options import TaskOption, declared_options, resolve_options
 from .verifier import Result, Verifier
 
@@ -426,6 +430,7 @@ class Task:
         if self.eval_split is not None and (not isinstance(self.eval_split, str) or not self.eval_split):
             raise MRTPOError(f"{where}: eval_split must be a split name (e.g. 'dev') or None")
         self._file_rows: dict[tuple[str, int, int], list[dict[str, Any]]] = {}  # (path, mtime, size) -> its rows
+        self._plain_text = False  # with_plain_text_prompts(): every prompt rendered as text
         self._options = declared_options(self.examples, task=self.name) if callable(self.examples) else {}
         self._option_values = {name: option.default for name, option in self._options.items()}
         if isinstance(self.examples, Mapping):
@@ -480,6 +485,20 @@ class Task:
         out = copy.copy(self)
         out._option_values = {**self._option_values, **{k: resolved[k] for k in given}}
         return out
+
+    def with_plain_text_prompts(self) -> Task:
+        """This task for a model without a chat template: a copy whose prompts are plain text (TRL's standard
+        format). :meth:`rollout_prompt` and :meth:`replay_prompts` (``prompt_without`` too) render chat messages
+        with :func:`~mrtpo_sdk.prompting.plain_text_prompt`; appended blocks follow that text, so ``P_all`` and
+        ``P_\\k`` differ only by their blocks. A task whose prompts are text already gives the same prompts."""
+        out = copy.copy(self)
+        out._plain_text = True
+        return out
+
+    @property
+    def plain_text_prompts(self) -> bool:
+        """Whether this task gives its prompts as plain text (:meth:`with_plain_text_prompts`)."""
+        return self._plain_text
 
     # ------------------------------------------------------------------ examples
     @property
@@ -564,14 +583,16 @@ class Task:
 
     # ------------------------------------------------------------------ prompts
     def rollout_prompt(self, example: Any) -> Prompt:
-        """``P_0`` for ``example``, validated (text, or a non-empty list of role/content messages).
+        """``P_0`` for ``example``, validated (text, or a non-empty list of role/content messages; text after
+        :meth:`with_plain_text_prompts`).
 
         Raises:
             TaskFunctionError: ``prompt`` raised; MRTPOError: it returned something that is not a prompt.
         """
         eid = example_id(example)
         out = call_user(self.prompt, (example,), task=self.name, function="prompt", example_id=eid)
-        return _check_prompt(out, f"task {self.name!r}, prompt(example {eid!r})")
+        prompt = _check_prompt(out, f"task {self.name!r}, prompt(example {eid!r})")
+        return plain_text_prompt(prompt) if self._plain_text else prompt
 
     def reference_completion(self, example: Any) -> str:
         """The reference completion for ``example``.
@@ -620,7 +641,7 @@ class Task:
                 context=f" (verifier {name!r})",
             )
             without = _check_prompt(out, f"task {self.name!r}, prompt_without(example {eid!r}, {name!r})")
-            return p0, without
+            return p0, plain_text_prompt(without) if self._plain_text else without
         p_all = self.with_blocks(p0, blocks)
         p_wo = self.with_blocks(p0, [b if j != k else "" for j, b in enumerate(blocks)])
         return p_all, p_wo

@@ -75,6 +75,13 @@ def explain_parser() -> ArgumentParser:
         f"{MODEL_NAMES_HELP}, or a model id "
         "(default: the embedded bootstrap policy, as for train)",
     )
+    p.add_argument(
+        "--chat_template",
+        default=None,
+        metavar="FILE",
+        help="a Jinja chat template file for --model (default: the model's own; a model without one gets its prompts "
+        "as plain text, the messages' contents joined by blank lines, and a note says so)",
+    )
     p.add_argument("--example", default=None, metavar="ID", help="id of the example (default: the first one)")
     p.add_argument(
         "--completion",
@@ -179,6 +186,7 @@ def explain_command(argv: list[str]) -> int:
     from ..policy.presets import EMBEDDED_POLICY_DEFAULTS
     from ..policy.for_task import check_policy_preset, task_policy
     from ..loader import load_task
+    from ..prompting import check_chat_template
     from ..task_options import parse_assignments
     from .explain import explain, select_example, summary_lines, write_outputs
 
@@ -190,6 +198,7 @@ def explain_command(argv: list[str]) -> int:
     if not (math.isfinite(args.mrtpo_beta) and 0.0 <= args.mrtpo_beta <= 1.0):
         raise MRTPOError(f"--mrtpo_beta must be in [0, 1] (as train's), got {args.mrtpo_beta:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
+    check_chat_template(args.chat_template, args.model)
     task = load_task(args.task, options=parse_assignments(args.task_option))
     examples = task.load_examples(args.split, args.data)
     example = select_example(examples, args.example, f"task {task.name!r} ({args.split} split)")
@@ -212,6 +221,10 @@ def explain_command(argv: list[str]) -> int:
             label = f"embedded bootstrap policy ({args.policy_preset}) from {path}"
         else:
             model, tokenizer, label = load_pretrained(args.model)  # a run folder of train, a model folder or an id
+    if args.model is not None:
+        from ..prompting import use_model_prompts
+
+        task = use_model_prompts(task, tokenizer, model=args.model, chat_template=args.chat_template)
     import torch
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device

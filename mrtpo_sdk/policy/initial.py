@@ -44,6 +44,7 @@ def initial_policy(
     rebuild: bool = False,
     warm_start_steps: int = 0,
     warm_start_learning_rate: float = 1e-5,
+    tokenizer: Any = None,
     log: Callable[[str], None] | None = None,
 ) -> InitialPolicy:
     """The initial policy of a run on ``task``.
@@ -58,6 +59,8 @@ def initial_policy(
         given_model: ``--model`` as the user gave it (the ``source`` without a warm start; default ``model``).
         warm_start_steps, warm_start_learning_rate: supervised steps on the task's references before RL (with a
             ``model`` only; 0: none), cached (:func:`~mrtpo_sdk.policy.warm_start.warm_started_model`).
+        tokenizer: ``model``'s tokenizer as the caller prepared it (e.g. a ``--chat_template`` set on it): the warm
+            start and the run use it. ``None``: the one saved in the model folder.
         log: where progress lines go (default: stdout).
 
     Raises:
@@ -95,16 +98,15 @@ def initial_policy(
         with quiet_loading():
             folder = str(warm_started_model(
                 task, examples, folder, steps=warm_start_steps, learning_rate=warm_start_learning_rate, seed=seed,
-                log=log,
+                tokenizer=tokenizer, log=log,
             ))
         label = (f"{label}, warm-started with {warm_start_steps} supervised steps on the task's references "
                  f"({folder})")
         info = warm_start_info(folder)
         warm_start = None if info is None else {"folder": folder, **info}
-    tokenizer = None
-    if Path(folder).is_dir():
-        from .pretrained import load_tokenizer
+    if tokenizer is None and Path(folder).is_dir():
+        from .pretrained import model_tokenizer
 
-        tokenizer = load_tokenizer(folder)  # the tokenizer as saved (AutoTokenizer may rebuild it)
+        tokenizer = model_tokenizer(str(given_model or model), folder)  # as saved (AutoTokenizer may rebuild it)
     source = folder if warm_start_steps else str(given_model if given_model is not None else model)
     return InitialPolicy(folder, tokenizer, label, source, warm_start)

@@ -17,11 +17,13 @@ __all__ = [
     "HUB_TIMEOUT_S",
     "adapter_base",
     "check_model",
+    "check_model_files",
     "hub_offline",
     "is_adapter_folder",
     "load_pretrained",
     "load_tokenizer",
     "looks_like_path",
+    "model_tokenizer",
     "merged_adapter_folder",
     "quiet_loading",
     "resolve_model",
@@ -254,6 +256,43 @@ def check_model(model: str) -> str:
     return resolved
 
 
+#: Files a saved tokenizer leaves in a model folder (any one of them).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model",
+                   "vocab.txt")
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def check_model_files(model: str, resolved: str) -> None:
+    """The files of a model folder (``resolved`` by :func:`check_model`; a Hub id or an adapter folder: nothing to
+    check) before anything loads: weights (each safetensors file's header reads) and a tokenizer's files. ``train``
+    hands the folder to TRL, which would fail deep inside; this says it in one line.
+
+    Raises:
+        MRTPOError: no weight file, a safetensors file that is cut or not one, no tokenizer file.
+    """
+    folder = Path(resolved)
+    if not folder.is_dir() or is_adapter_folder(folder):
+        return
+    weights = sorted(f for f in folder.iterdir() if f.is_file() and f.suffix in _WEIGHT_SUFFIXES)
+    if not weights:
+        raise MRTPOError(f"--model {model}: {folder} has config.json but no weights (model.safetensors); "
+                         f"{_REDO}")
+    from safetensors import safe_open
+
+    for f in weights:
+        if f.suffix != ".safetensors":
+            continue
+        try:
+            with safe_open(str(f), framework="pt"):
+                pass
+        except Exception as exc:  # noqa: BLE001 - safetensors' SafetensorError (a bare Exception subclass)
+            raise MRTPOError(f"--model {model}: {f} is not a whole safetensors file ({_first_line(exc)}); "
+                             f"{_REDO}") from None
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise MRTPOError(f"--model {model}: {folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:2])}); "
+                         f"{_TOKENIZER_REDO}")
+
+
 def _check_hub_model(repo_id: str) -> str:
     from huggingface_hub import get_hf_file_metadata, hf_hub_url, try_to_load_from_cache
     from huggingface_hub.errors import (
@@ -302,15 +341,16 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
     adapter folder is loaded on its base model and merged into it (peft's ``merge_and_unload``), in memory.
 
     Raises:
-        MRTPOError: nothing loadable there (one line: no such folder, the Hub is off or unreachable, or what
-            transformers said).
+        MRTPOError: nothing loadable there (one line: no such folder, the Hub is off or unreachable, a tokenizer
+            or weights that do not load, with what transformers said).
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     resolved = check_model(model)
     path = Path(resolved)
+    check_model_files(model, resolved)
+    tokenizer = model_tokenizer(model, resolved)
     try:
-        tokenizer = load_tokenizer(resolved) if path.is_dir() else AutoTokenizer.from_pretrained(resolved)
         if is_adapter_folder(path):
             from peft import PeftModel
 
@@ -318,15 +358,52 @@ def load_pretrained(model: str, *, device: str | None = None) -> tuple[Any, Any,
             loaded = PeftModel.from_pretrained(base, resolved).merge_and_unload()
         else:
             loaded = AutoModelForCausalLM.from_pretrained(resolved, dtype="auto")
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise MRTPOError(f"--model {model}: cannot load it ({first})") from None
-    if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
-        tokenizer.pad_token = tokenizer.eos_token
+    except Exception as exc:  # noqa: BLE001 - a user's files: safetensors, torch and transformers raise their own
+        raise MRTPOError(f"--model {model}: its weights cannot be loaded ({_first_line(exc)}); {_REDO}") from None
     if device is not None:
         loaded = to_device(loaded, device)
     loaded.eval()
     return loaded, tokenizer, resolved
+
+
+_REDO = "save the model again (save_pretrained) or pass another --model"
+_TOKENIZER_REDO = ("save the tokenizer the model was trained with into the folder (tokenizer.save_pretrained(FOLDER)) "
+                   "or pass another --model")
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's first line (at most 200 characters; a ``KeyError`` and the like named by type), or its
+    type's name when it says nothing."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    line = text.splitlines()[0][:200]
+    return line if isinstance(exc, (OSError, ValueError)) else f"{type(exc).__name__}: {line}"
+
+
+def model_tokenizer(model: str, resolved: str) -> Any:
+    """The tokenizer of ``--model`` (``resolved`` by :func:`check_model`), a pad token set when it has none (its
+    end-of-sequence token): a folder's as saved (:func:`load_tokenizer`), a Hub id's with ``AutoTokenizer``.
+
+    Raises:
+        MRTPOError: one line naming the folder and why its tokenizer does not load (a missing or damaged
+            ``tokenizer.json``, ``tokenizer_config.json``, a tokenizer class that is not installed, ...).
+    """
+    path = Path(resolved)
+    try:
+        if path.is_dir():
+            tokenizer = load_tokenizer(resolved)
+        else:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(resolved)
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception for a damaged tokenizer.json
+        where = resolved if path.is_dir() else model
+        raise MRTPOError(f"--model {model}: the tokenizer in {where} cannot be loaded ({_first_line(exc)}); "
+                         f"{_TOKENIZER_REDO}") from None
+    if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
 
 
 def to_device(model: Any, device: str) -> Any:

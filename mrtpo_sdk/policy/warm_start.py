@@ -71,6 +71,7 @@ def warm_started_model(
     learning_rate: float = 1e-5,
     seed: int = 42,
     batch_size: int = 8,
+    tokenizer: Any = None,
     log: Callable[[str], None] = print,
 ) -> Path:
     """The folder of ``model_folder``'s policy after ``steps`` supervised steps on ``task``'s references (made once,
@@ -84,6 +85,8 @@ def warm_started_model(
         learning_rate: the SFT learning rate (cosine schedule, 5 % warm-up).
         seed: the run's seed (the SFT data order and any dropout).
         batch_size: pairs per optimizer step.
+        tokenizer: the model's tokenizer as the run uses it (e.g. with a ``--chat_template`` set: a template other
+            than the folder's is part of the cache key); ``None``: the one saved in ``model_folder``.
         log: one line when the warm start runs and when it is loaded from the cache, and a progress line
             (step, loss, ETA) every tenth of the steps while it runs.
 
@@ -107,6 +110,11 @@ def warm_started_model(
     key.update(model_fingerprint(folder).encode())
     key.update(json.dumps([steps, learning_rate, seed, batch_size], sort_keys=True).encode())
     key.update(json.dumps(pairs, sort_keys=True, ensure_ascii=False, default=str).encode())
+    if tokenizer is not None:  # a chat template other than the folder's (--chat_template) teaches other tokens
+        from .pretrained import load_tokenizer
+
+        if getattr(tokenizer, "chat_template", None) != load_tokenizer(folder).chat_template:
+            key.update(f"chat_template:{tokenizer.chat_template}".encode())
     digest = key.hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in folder.name)[:48]
     target = cache_root() / "policies" / f"warm-{task.name}-{name}-{steps}steps-seed{seed}-{digest}"
@@ -123,7 +131,8 @@ def warm_started_model(
     started = time.perf_counter()
     with quiet_loading():
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
-        tokenizer = load_tokenizer(folder)
+        if tokenizer is None:
+            tokenizer = load_tokenizer(folder)
     if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
         tokenizer.pad_token = tokenizer.eos_token
     config = DefaultPolicyConfig(

@@ -53,6 +53,15 @@ class TrainScriptArguments:
             "references, cached; for trying the SDK offline)."
         },
     )
+    chat_template: str | None = field(
+        default=None,
+        metadata={
+            "metavar": "FILE",
+            "help": "A Jinja chat template file for --model: its prompts are rendered with it (and the saved policy "
+            "keeps it). Default: the model's own; a model without one (a base model) gets its prompts as plain "
+            "text, the messages' contents joined by blank lines, and a note says so.",
+        },
+    )
     data: str | None = field(
         default=None, metadata={
             "help": "The task's dataset, passed to its examples function as examples(split, data), e.g. a "

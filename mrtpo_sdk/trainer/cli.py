@@ -203,11 +203,20 @@ def run_training(
         )
     if script_args.policy_seed is not None and script_args.model is not None:
         raise MRTPOError("--policy_seed seeds the embedded policy's build; with --model the run starts from that model")
-    checked_model = None
+    from ..prompting import check_chat_template
+
+    check_chat_template(script_args.chat_template, script_args.model)
+    checked_model = tokenizer = None
     if script_args.model is not None:  # a --model that is not there: its one line before any output-folder check
-        from ..policy.pretrained import check_model
+        from ..policy.pretrained import check_model, check_model_files, model_tokenizer
+        from ..prompting import use_model_prompts
 
         checked_model = check_model(script_args.model)  # a run folder -> its saved policy/
+        check_model_files(script_args.model, checked_model)
+        tokenizer = model_tokenizer(script_args.model, checked_model)
+        # a model without a chat template reads plain-text prompts: the warm start and the run alike
+        task = use_model_prompts(task, tokenizer, model=script_args.model, chat_template=script_args.chat_template,
+                                 log=lambda msg: print(msg, flush=True))
     out = Path(config.output_dir)
     log = lambda msg: print(msg, flush=True)  # noqa: E731
     checkpoint = resolve_checkpoint(config.resume_from_checkpoint, out, log=log)
@@ -224,6 +233,7 @@ def run_training(
         seed=config.seed if script_args.policy_seed is None else script_args.policy_seed,
         preset=script_args.policy_preset, rebuild=script_args.rebuild_policy,
         warm_start_steps=script_args.warm_start_steps, warm_start_learning_rate=script_args.warm_start_learning_rate,
+        tokenizer=tokenizer if checked_model is not None and Path(checked_model).is_dir() else None,
     )
     print(f"policy: {policy.label}", flush=True)
     print(
@@ -249,7 +259,9 @@ def run_training(
             config,
             examples=examples,
             data=script_args.data,
-            processing_class=policy.tokenizer,
+            # a Hub id: TRL loads its tokenizer, unless --chat_template changed the one loaded here
+            processing_class=policy.tokenizer if policy.tokenizer is not None or script_args.chat_template is None
+            else tokenizer,
             callbacks=[RichProgressCallback(task.verifier_names)],
             peft_config=peft_config,
             run_info=run_info,

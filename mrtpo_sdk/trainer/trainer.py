@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,9 @@ class MRTPOTrainer(GRPOTrainer):
         examples: the training examples (default: ``task.load_examples("train", data)``).
         eval_examples: held-out examples for :meth:`evaluate` (default, when ``args.eval_strategy`` is not
             ``"no"``: the first ``args.eval_max_examples`` of ``task.load_examples(task.eval_split, data)``).
-        processing_class, callbacks, optimizers, peft_config, quantization_config: as for ``GRPOTrainer``.
+        processing_class, callbacks, optimizers, peft_config, quantization_config: as for ``GRPOTrainer``. A
+            tokenizer without a chat template (given, or the one TRL loads) gets the task's prompts as plain text,
+            TRL's standard format (:meth:`~mrtpo_sdk.Task.with_plain_text_prompts`), with one note line.
         data: the user's ``--data`` path, passed to the task's examples function (``run.json`` records it).
         run_info: what ``run.json`` records about how the run was set up, beside what the trainer records itself
             (JSON values): ``policy`` (how ``run.json`` and the model card name the initial policy; default: the
@@ -234,6 +237,7 @@ class MRTPOTrainer(GRPOTrainer):
         if eval_examples is not None:
             eval_examples = with_ids(eval_examples, f"task {task.name!r}, eval_examples=")
         self.eval_examples = list(eval_examples)[: args.eval_max_examples] if eval_examples is not None else None
+        task = self.task = self._prompts_for(task, processing_class)
         super().__init__(
             model=model,
             reward_funcs=reward_funcs,
@@ -246,6 +250,13 @@ class MRTPOTrainer(GRPOTrainer):
             quantization_config=quantization_config,
             peft_config=peft_config,
         )
+        if processing_class is None:  # TRL loaded the model's tokenizer: its chat template decides too
+            self.task = self._prompts_for(task, self.processing_class)
+            if self.task is not task:
+                self.train_dataset = task_dataset(self.task, examples)
+                if self.eval_dataset is not None:
+                    self.eval_dataset = task_dataset(self.task, self.eval_examples)
+        self.run_info["prompts"] = "text" if isinstance(self.train_dataset[0]["prompt"], str) else "chat"
         # TRL's own `reward` statistic and logs use the same weights as our advantages.
         self.reward_weights = torch.tensor(self.weights, dtype=torch.float32)
         _drop_none_from_trackers(self)
@@ -255,6 +266,19 @@ class MRTPOTrainer(GRPOTrainer):
         if self.eval_examples:
             self.add_callback(EvaluateAtEndCallback())
         self.last_eval_report = None
+
+    def _prompts_for(self, task: Task, tokenizer: Any) -> Task:
+        """``task`` as a model with ``tokenizer`` reads its prompts: itself when the tokenizer has a chat template
+        (or is not known yet, or the task is already plain text), else its plain-text copy
+        (:meth:`~mrtpo_sdk.Task.with_plain_text_prompts`: TRL's standard format), with one note line."""
+        from ..prompting import has_chat_template, plain_text_note
+
+        if tokenizer is None or task.plain_text_prompts or has_chat_template(tokenizer):
+            return task
+        if str(os.environ.get("RANK", "0") or "0") == "0":  # one line under accelerate launch
+            _note(plain_text_note(f"the model {self.run_info.get('policy')}",
+                                  how="set its tokenizer's chat_template to give it one"))
+        return task.with_plain_text_prompts()
 
     # ------------------------------------------------------------------ the run
     def train(self, resume_from_checkpoint: str | bool | None = None, trial=None, ignore_keys_for_eval=None,

@@ -27,6 +27,9 @@ from mrtpo_sdk.trainer.callbacks import read_metrics
 
 from ..helpers import FIXTURES, ROOT, config, tiny_policy
 
+#: A stand-in tokenizer with a chat template (the prompts stay chat messages; no plain-text note).
+_CHAT_TOKENIZER = type("ChatTokenizer", (), {"chat_template": "{{ messages }}"})()
+
 
 
 @pytest.fixture(autouse=True)
@@ -345,7 +348,7 @@ def test_eval_generates_in_trains_eval_batch_size_unless_told(tmp_path, monkeypa
         seen.append(kw["batch_size"])
         raise MRTPOError("stop here")
 
-    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), object(), "fake"))
+    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), _CHAT_TOKENIZER, "fake"))
     monkeypatch.setattr(core, "evaluate_policy", fake_evaluate)
     run = tmp_path / "run"
     run.mkdir()
@@ -399,7 +402,7 @@ def run_of_sized(tmp_path, monkeypatch):
         seen.append((task.option_values, [ex["id"] for ex in examples]))
         raise MRTPOError("stop here")
 
-    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), object(), "fake"))
+    monkeypatch.setattr(pretrained, "load_pretrained", lambda path, device: (object(), _CHAT_TOKENIZER, "fake"))
     monkeypatch.setattr(core, "evaluate_policy", fake_evaluate)
     task_file = tmp_path / "sized.py"
     task_file.write_text(SIZED_TASK)
